@@ -1,0 +1,5 @@
+"""``python -m xmrgate`` runs the CLI."""
+
+from xmrgate.cli import main
+
+main()

@@ -1,0 +1,75 @@
+"""``create_app``: the FastAPI application over one ``Services``."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from fastapi import FastAPI
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from xmrgate import __version__
+from xmrgate.api import receive, transfer, wallet_status
+from xmrgate.api.errors import install_error_handlers
+from xmrgate.config import Settings
+from xmrgate.services import Services
+
+
+class MoneroPayHeaders:
+    """Adds ``X-MoneroPay-Address: <primary address>`` to every answer, as MoneroPay does.
+
+    A plain ASGI middleware: cheaper than BaseHTTPMiddleware on the hot read path.
+    """
+
+    def __init__(self, app: ASGIApp, services: Services) -> None:
+        self.app = app
+        self.services = services
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_header(message: Message) -> None:
+            address = self.services.wallet_state.primary_address
+            if message["type"] == "http.response.start" and address:
+                headers = list(message.get("headers", []))
+                headers.append((b"x-moneropay-address", address.encode()))
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, send_with_header)
+
+
+def create_app(settings: Settings, services: Services | None = None) -> FastAPI:
+    """Build the app; its lifespan starts and stops the background loops."""
+    services = services or Services.build(settings)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        await services.start()
+        try:
+            yield
+        finally:
+            await services.close()
+
+    app = FastAPI(
+        title="xmrgate",
+        version=__version__,
+        description="Self-hosted Monero payment gateway (MoneroPay v2 compatible API).",
+        lifespan=lifespan,
+    )
+    app.state.services = services
+    install_error_handlers(app)
+    app.include_router(receive.router)
+    app.include_router(transfer.router)
+    app.include_router(wallet_status.router)
+    if settings.checkout:
+        try:
+            from xmrgate.checkout import build_router
+        except ImportError:  # the checkout package is optional in a source checkout
+            pass
+        else:
+            app.include_router(build_router(settings))
+    app.add_middleware(MoneroPayHeaders, services=services)
+    return app

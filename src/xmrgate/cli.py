@@ -1,0 +1,154 @@
+"""Command line: ``xmrgate [serve] [options]``, ``xmrgate migrate``, ``xmrgate dev ...``.
+
+Options are generated from ``Settings`` so each one is documented with its
+environment variable. Go-style single-dash spellings (``-rpc-address``) are
+accepted too, so MoneroPay command lines work unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from xmrgate import __version__
+from xmrgate.config import Settings
+from xmrgate.durations import format_duration, parse_duration
+
+log = logging.getLogger(__name__)
+
+COMMANDS = ("serve", "migrate", "dev")
+EPILOG = """commands:
+  serve (default)         run the gateway with the options above
+  migrate                 apply database migrations and exit
+  dev                     start a local regtest network and the gateway on SQLite
+  dev pay ADDRESS AMOUNT  pay AMOUNT piconero from the dev funder wallet and mine a block
+  dev mine [N]            mine N blocks on the dev network (10 unlock a payment)
+
+Every option can also be given by the environment variable in [brackets]."""
+
+
+def _settings_parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="xmrgate: self-hosted Monero payment gateway (MoneroPay v2 compatible).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"xmrgate {__version__}")
+    for name, field in Settings.model_fields.items():
+        flag = name.replace("_", "-")
+        env = name.upper()
+        default = field.default
+        shown: object = "" if default is None or name.endswith(("password", "secret")) else default
+        if any(getattr(m, "func", None) is parse_duration for m in field.metadata):
+            shown = format_duration(float(default))
+        help_text = f"{field.description} [{env}]" + (f" (default: {shown})" if shown != "" else "")
+        if field.annotation is bool:
+            if default:
+                parser.add_argument(
+                    f"--no-{flag}",
+                    dest=name,
+                    action="store_const",
+                    const=False,
+                    default=None,
+                    help=f"Turn off: {help_text}",
+                )
+            else:
+                parser.add_argument(
+                    f"-{flag}",
+                    f"--{flag}",
+                    dest=name,
+                    action="store_const",
+                    const=True,
+                    default=None,
+                    help=help_text,
+                )
+        else:
+            parser.add_argument(
+                f"-{flag}", f"--{flag}", dest=name, default=None, metavar="VALUE", help=help_text
+            )
+    return parser
+
+
+def load_settings(argv: Sequence[str], prog: str = "xmrgate") -> Settings:
+    """Parse options; values not given on the command line come from the environment."""
+    args = _settings_parser(prog).parse_args(list(argv))
+    given: dict[str, Any] = {k: v for k, v in vars(args).items() if v is not None}
+    try:
+        return Settings(**given)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']).replace('_', '-')}: {e['msg']}"
+            for e in exc.errors()
+        )
+        raise SystemExit(f"xmrgate: invalid configuration: {problems}") from None
+
+
+def serve(settings: Settings) -> None:
+    """Run the gateway until interrupted."""
+    import uvicorn
+
+    from xmrgate.api.app import create_app
+    from xmrgate.logs import setup_logging
+
+    setup_logging(settings.log_format)
+    app = create_app(settings)
+    log.info(
+        "xmrgate %s listening on http://%s (database: %s, wallet-rpc: %s)",
+        __version__,
+        settings.bind,
+        settings.database_kind,
+        settings.rpc_address,
+    )
+    uvicorn.run(
+        app,
+        host=settings.bind_host,
+        port=settings.bind_port,
+        log_config=None,
+        access_log=False,
+        timeout_graceful_shutdown=5,
+    )
+
+
+def migrate(settings: Settings) -> None:
+    """Apply migrations and exit."""
+    from xmrgate.logs import setup_logging
+    from xmrgate.store.db import Database
+
+    setup_logging(settings.log_format)
+
+    async def run() -> None:
+        db = Database(settings.database_url())
+        try:
+            await db.migrate()
+        finally:
+            await db.dispose()
+
+    asyncio.run(run())
+    print("database schema is up to date")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of the ``xmrgate`` console script."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    command = args[0] if args and args[0] in COMMANDS else "serve"
+    if args and args[0] in COMMANDS:
+        args = args[1:]
+    if command == "dev":
+        from xmrgate.dev import dev_main
+
+        dev_main(args)
+    elif command == "migrate":
+        migrate(load_settings(args, "xmrgate migrate"))
+    else:
+        serve(load_settings(args))
+
+
+if __name__ == "__main__":
+    main()

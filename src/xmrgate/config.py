@@ -1,0 +1,155 @@
+"""Settings of the gateway: one object, built once by the entry point and passed down.
+
+Every field is an option of ``xmrgate serve`` (``--kebab-name``) and an environment
+variable (``UPPER_NAME``), the same names MoneroPay v2 uses where it has them, so a
+MoneroPay deployment can switch by swapping the binary. The CLI flags are generated
+from this model (``cli.py``), so the help text below is the documentation.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from pydantic import BeforeValidator, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from xmrgate.durations import parse_duration
+
+Duration = Annotated[float, BeforeValidator(parse_duration)]
+
+# monero-wallet-rpc's transfer priorities, by the names monero-wallet-cli uses.
+PRIORITY_NAMES = {"default": 0, "unimportant": 1, "normal": 2, "elevated": 3, "priority": 4}
+
+DEFAULT_SQLITE_PATH = Path("data") / "xmrgate.sqlite3"
+
+
+def _parse_priority(value: Any) -> Any:
+    if isinstance(value, str) and value.strip().lower() in PRIORITY_NAMES:
+        return PRIORITY_NAMES[value.strip().lower()]
+    return value
+
+
+class Settings(BaseSettings):
+    """Configuration of one gateway process."""
+
+    model_config = SettingsConfigDict(case_sensitive=False, extra="ignore", env_prefix="")
+
+    bind: str = Field("127.0.0.1:5000", description="Address and port to serve the HTTP API on.")
+    rpc_address: str = Field(
+        "http://127.0.0.1:18082/json_rpc", description="URL of monero-wallet-rpc's JSON-RPC."
+    )
+    rpc_username: str | None = Field(None, description="Username for wallet-rpc (HTTP digest).")
+    rpc_password: SecretStr | None = Field(
+        None, description="Password for wallet-rpc (HTTP digest)."
+    )
+    postgresql: str | None = Field(
+        None, description="PostgreSQL URL (postgresql://user:pass@host:5432/db)."
+    )
+    sqlite: str | None = Field(
+        None,
+        description=f"SQLite file. With neither database given: {DEFAULT_SQLITE_PATH}.",
+    )
+    poll_frequency: Duration = Field(
+        5.0, gt=0, description="How often the wallet is synced (Go duration, e.g. 5s)."
+    )
+    zero_conf: bool = Field(
+        False, description="Send callbacks for transfers seen in the pool (0 confirmations)."
+    )
+    log_format: Literal["pretty", "json"] = Field("pretty", description="pretty or json.")
+    transfer_priority: Annotated[int, BeforeValidator(_parse_priority)] = Field(
+        0,
+        ge=0,
+        le=4,
+        description="Priority of payouts: 0-4 or default|unimportant|normal|elevated|priority.",
+    )
+    callback_secret: SecretStr | None = Field(
+        None, description="Sign callbacks with HMAC-SHA256 (X-Xmrgate-Signature)."
+    )
+    callback_timeout: Duration = Field(10.0, gt=0, description="Timeout of one callback POST.")
+    callback_retry_base: Duration = Field(
+        5.0, gt=0, description="First retry delay of a failed callback; doubles each try."
+    )
+    callback_retry_max_interval: Duration = Field(
+        3600.0, gt=0, description="Longest gap between two tries of a callback."
+    )
+    callback_retry_for: Duration = Field(
+        72 * 3600.0, gt=0, description="Give up on a callback (mark failed) after this long."
+    )
+    callback_concurrency: int = Field(
+        16, ge=1, le=1000, description="Callbacks delivered at the same time, at most."
+    )
+    reorg_margin: int = Field(
+        10, ge=0, le=1000, description="Blocks below the last synced height rescanned each tick."
+    )
+    wallet_timeout: Duration = Field(
+        30.0, gt=0, description="Timeout of ordinary wallet-rpc calls."
+    )
+    transfer_timeout: Duration = Field(
+        120.0, gt=0, description="Timeout of the wallet-rpc call that sends a payout."
+    )
+    public_url: str | None = Field(
+        None, description="Public base URL of the gateway (for checkout links behind a proxy)."
+    )
+    checkout: bool = Field(True, description="Serve the hosted checkout page under /pay/.")
+    idempotency_ttl: Duration = Field(
+        24 * 3600.0, gt=0, description="How long Idempotency-Key answers are kept."
+    )
+
+    @field_validator("rpc_address")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError("must be an http(s) URL")
+        return value
+
+    @field_validator("bind")
+    @classmethod
+    def _host_port(cls, value: str) -> str:
+        _host, sep, port = value.rpartition(":")
+        if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError("must be host:port, e.g. 127.0.0.1:5000")
+        return value
+
+    @property
+    def bind_host(self) -> str:
+        """Host part of ``bind`` (brackets of an IPv6 literal removed)."""
+        return self.bind.rpartition(":")[0].strip("[]") or "0.0.0.0"
+
+    @property
+    def bind_port(self) -> int:
+        """Port part of ``bind``."""
+        return int(self.bind.rpartition(":")[2])
+
+    @property
+    def database_kind(self) -> Literal["postgresql", "sqlite"]:
+        """Which database backs the store; the health report names it."""
+        return "postgresql" if self.postgresql else "sqlite"
+
+    def database_url(self) -> str:
+        """SQLAlchemy async URL for the configured database."""
+        if self.postgresql:
+            return postgres_async_url(self.postgresql)
+        path = Path(self.sqlite) if self.sqlite else DEFAULT_SQLITE_PATH
+        return f"sqlite+aiosqlite:///{path}"
+
+
+def postgres_async_url(url: str) -> str:
+    """Turn a libpq-style URL (as MoneroPay takes it) into an asyncpg SQLAlchemy URL.
+
+    ``sslmode`` is libpq's spelling; asyncpg calls it ``ssl``. ``sslmode=disable`` is
+    asyncpg's default and is dropped.
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in ("postgres", "postgresql", "postgresql+asyncpg"):
+        raise ValueError("POSTGRESQL must be a postgresql:// URL")
+    query = []
+    for key, value in parse_qsl(parts.query, keep_blank_values=True):
+        if key == "sslmode":
+            if value != "disable":
+                query.append(("ssl", value))
+        else:
+            query.append((key, value))
+    return urlunsplit(("postgresql+asyncpg", parts.netloc, parts.path, urlencode(query), ""))

@@ -1,0 +1,186 @@
+"""The callback outbox: events written by the sync tick, claimed and delivered by workers.
+
+A worker claims a row by stamping ``claimed_by``/``claimed_until`` in one conditional
+UPDATE, so two workers (or processes) never deliver the same event at once; a claim
+of a crashed worker expires. Only the oldest pending event of each payment request
+is claimable, which keeps one request's callbacks in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, exists, func, insert, or_, select, update
+from sqlalchemy.engine import RowMapping
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from xmrgate.store.db import Database, as_utc, utcnow
+from xmrgate.store.tables import events
+
+PENDING = "pending"
+DELIVERED = "delivered"
+FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxEvent:
+    """One callback to deliver and what happened to it so far."""
+
+    seq: int
+    id: str
+    request_id: int
+    kind: str
+    tx_hash: str
+    callback_url: str
+    payload: str
+    status: str
+    attempts: int
+    created_at: datetime
+    next_attempt_at: datetime | None
+    last_attempt_at: datetime | None
+    delivered_at: datetime | None
+    last_status: int | None
+    last_error: str | None
+
+
+def _opt(value: datetime | None) -> datetime | None:
+    return as_utc(value) if value is not None else None
+
+
+def _event(row: RowMapping) -> OutboxEvent:
+    return OutboxEvent(
+        seq=row["seq"],
+        id=row["id"],
+        request_id=row["request_id"],
+        kind=row["kind"],
+        tx_hash=row["tx_hash"],
+        callback_url=row["callback_url"],
+        payload=row["payload"],
+        status=row["status"],
+        attempts=row["attempts"],
+        created_at=as_utc(row["created_at"]),
+        next_attempt_at=_opt(row["next_attempt_at"]),
+        last_attempt_at=_opt(row["last_attempt_at"]),
+        delivered_at=_opt(row["delivered_at"]),
+        last_status=row["last_status"],
+        last_error=row["last_error"],
+    )
+
+
+async def insert_events(conn: AsyncConnection, rows: Iterable[dict[str, Any]]) -> None:
+    """Add events in the caller's transaction (the one that changed the state)."""
+    now = utcnow()
+    values = [
+        {**row, "status": PENDING, "attempts": 0, "created_at": now, "next_attempt_at": now}
+        for row in rows
+    ]
+    if values:
+        await conn.execute(insert(events), values)
+
+
+class OutboxStore:
+    """Queries of the delivery worker and the callbacks endpoints."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def claim_due(self, worker: str, limit: int, lease: float) -> list[OutboxEvent]:
+        """Claim up to ``limit`` due events, at most one per payment request."""
+        now = utcnow()
+        earlier = events.alias("earlier")
+        unclaimed = or_(events.c.claimed_until.is_(None), events.c.claimed_until < now)
+        heads = (
+            select(events.c.seq)
+            .where(
+                events.c.status == PENDING,
+                events.c.next_attempt_at <= now,
+                unclaimed,
+                ~exists().where(
+                    and_(
+                        earlier.c.request_id == events.c.request_id,
+                        earlier.c.status == PENDING,
+                        earlier.c.seq < events.c.seq,
+                    )
+                ),
+            )
+            .order_by(events.c.next_attempt_at, events.c.seq)
+            .limit(limit)
+            .scalar_subquery()
+        )
+        async with self._db.write() as conn:
+            rows = await conn.execute(
+                update(events)
+                .where(events.c.seq.in_(heads), events.c.status == PENDING, unclaimed)
+                .values(claimed_by=worker, claimed_until=now + timedelta(seconds=lease))
+                .returning(*events.c)
+            )
+            return sorted((_event(r) for r in rows.mappings()), key=lambda e: e.seq)
+
+    async def record_attempt(
+        self,
+        event_id: str,
+        worker: str,
+        *,
+        delivered: bool,
+        status_code: int | None,
+        error: str | None,
+        next_attempt_at: datetime | None,
+    ) -> None:
+        """Store the outcome of one try and release the claim.
+
+        Not delivered and no next attempt means the event has failed for good.
+        """
+        now = utcnow()
+        values: dict[str, Any] = {
+            "attempts": events.c.attempts + 1,
+            "last_attempt_at": now,
+            "last_status": status_code,
+            "last_error": error,
+            "claimed_by": None,
+            "claimed_until": None,
+        }
+        if delivered:
+            values.update(status=DELIVERED, delivered_at=now, next_attempt_at=None)
+        elif next_attempt_at is None:
+            values.update(status=FAILED, next_attempt_at=None)
+        else:
+            values.update(next_attempt_at=next_attempt_at)
+        async with self._db.write() as conn:
+            await conn.execute(
+                update(events)
+                .where(events.c.id == event_id, events.c.claimed_by == worker)
+                .values(**values)
+            )
+
+    async def for_request(self, request_id: int) -> list[OutboxEvent]:
+        """Every event of a payment request, oldest first."""
+        async with self._db.read() as conn:
+            rows = await conn.execute(
+                select(events).where(events.c.request_id == request_id).order_by(events.c.seq)
+            )
+            return [_event(r) for r in rows.mappings()]
+
+    async def retry_now(self, request_id: int, event_id: str) -> OutboxEvent | None:
+        """Make an event due now (again, if it was delivered or failed)."""
+        async with self._db.write() as conn:
+            rows = await conn.execute(
+                update(events)
+                .where(events.c.request_id == request_id, events.c.id == event_id)
+                .values(status=PENDING, next_attempt_at=utcnow(), claimed_until=None)
+                .returning(*events.c)
+            )
+            row = rows.mappings().first()
+            return _event(row) if row else None
+
+    async def next_due(self) -> datetime | None:
+        """When the earliest pending event becomes due (None when nothing is pending)."""
+        async with self._db.read() as conn:
+            value = (
+                await conn.execute(
+                    select(func.min(events.c.next_attempt_at)).where(events.c.status == PENDING)
+                )
+            ).scalar()
+            return _opt(value)

@@ -1,0 +1,280 @@
+"""Payment requests, their incoming transfers and the sync height.
+
+Functions that take a connection run inside the caller's transaction (the sync
+tick reads and writes in one); ``PaymentStore`` methods open their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import bindparam, delete, func, insert, select, update
+from sqlalchemy.engine import RowMapping
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from xmrgate.ledger import Transfer, TransferState
+from xmrgate.store.db import Database, as_utc, utcnow
+from xmrgate.store.tables import payment_requests, sync_state, transfers
+
+SYNC_STATE_ID = 1
+
+
+@dataclass(frozen=True, slots=True)
+class PaymentRequest:
+    """A subaddress handed out with an expected amount."""
+
+    id: int
+    address: str
+    subaddr_index: int
+    amount: int
+    description: str
+    callback_url: str | None
+    return_url: str | None
+    created_at: datetime
+    created_height: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class PaymentStatus:
+    """Everything ``GET /receive`` needs, read in one transaction."""
+
+    request: PaymentRequest
+    transfers: list[Transfer]
+    chain_height: int
+
+
+def _request(row: RowMapping) -> PaymentRequest:
+    return PaymentRequest(
+        id=row["id"],
+        address=row["address"],
+        subaddr_index=row["subaddr_index"],
+        amount=row["amount"],
+        description=row["description"],
+        callback_url=row["callback_url"],
+        return_url=row["return_url"],
+        created_at=as_utc(row["created_at"]),
+        created_height=row["created_height"],
+    )
+
+
+def _transfer(row: RowMapping) -> Transfer:
+    return Transfer(
+        tx_hash=row["tx_hash"],
+        subaddr_index=row["subaddr_index"],
+        amount=row["amount"],
+        fee=row["fee"],
+        height=row["height"],
+        timestamp=row["timestamp"],
+        unlock_time=row["unlock_time"],
+        double_spend_seen=bool(row["double_spend_seen"]),
+        state=TransferState(row["state"]),
+    )
+
+
+class PaymentStore:
+    """Reads and writes of payment requests for the API."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def create(
+        self,
+        *,
+        address: str,
+        subaddr_index: int,
+        amount: int,
+        description: str,
+        callback_url: str | None,
+        return_url: str | None,
+    ) -> PaymentRequest:
+        """Record a new payment request; its creation height is the last synced height."""
+        async with self._db.write() as conn:
+            height = await chain_height(conn)
+            values = {
+                "address": address,
+                "subaddr_index": subaddr_index,
+                "amount": amount,
+                "description": description,
+                "callback_url": callback_url,
+                "return_url": return_url,
+                "created_at": utcnow(),
+                "created_height": height,
+            }
+            result = await conn.execute(insert(payment_requests).values(**values))
+            (new_id,) = result.inserted_primary_key or (None,)
+        return PaymentRequest(id=int(new_id), **values)  # type: ignore[arg-type]
+
+    async def get(self, address: str) -> PaymentRequest | None:
+        """The payment request of ``address``, if any."""
+        async with self._db.read() as conn:
+            return await request_by_address(conn, address)
+
+    async def delete(self, address: str) -> bool:
+        """Forget a payment request with its transfers and undelivered callbacks."""
+        async with self._db.write() as conn:
+            result = await conn.execute(
+                delete(payment_requests).where(payment_requests.c.address == address)
+            )
+            return bool(result.rowcount)
+
+    async def status(self, address: str) -> PaymentStatus | None:
+        """The request, all its transfers and the synced chain height."""
+        async with self._db.read() as conn:
+            request = await request_by_address(conn, address)
+            if request is None:
+                return None
+            rows = await conn.execute(select(transfers).where(transfers.c.request_id == request.id))
+            found = [_transfer(r) for r in rows.mappings()]
+            height = await chain_height(conn) or 0
+        return PaymentStatus(request=request, transfers=found, chain_height=height)
+
+
+async def request_by_address(conn: AsyncConnection, address: str) -> PaymentRequest | None:
+    """The payment request of ``address`` within the caller's transaction."""
+    row = (
+        (await conn.execute(select(payment_requests).where(payment_requests.c.address == address)))
+        .mappings()
+        .first()
+    )
+    return _request(row) if row else None
+
+
+async def chain_height(conn: AsyncConnection) -> int | None:
+    """The wallet height the last sync tick saw (None before the first tick)."""
+    return (
+        await conn.execute(
+            select(sync_state.c.wallet_height).where(sync_state.c.id == SYNC_STATE_ID)
+        )
+    ).scalar()
+
+
+async def set_chain_height(conn: AsyncConnection, height: int, *, exists: bool) -> None:
+    """Store the wallet height of this tick."""
+    if exists:
+        await conn.execute(
+            update(sync_state)
+            .where(sync_state.c.id == SYNC_STATE_ID)
+            .values(wallet_height=height, updated_at=utcnow())
+        )
+    else:
+        await conn.execute(
+            insert(sync_state).values(id=SYNC_STATE_ID, wallet_height=height, updated_at=utcnow())
+        )
+
+
+async def any_request(conn: AsyncConnection) -> bool:
+    """True when at least one payment request exists."""
+    return (await conn.execute(select(payment_requests.c.id).limit(1))).first() is not None
+
+
+async def lowest_locked_height(conn: AsyncConnection) -> int | None:
+    """Height of the oldest mined transfer that has not unlocked yet."""
+    query = select(func.min(transfers.c.height)).where(
+        transfers.c.state == TransferState.CONFIRMED.value
+    )
+    height = (await conn.execute(query)).scalar()
+    return None if height is None else int(height)
+
+
+async def subaddr_indices_in_window(conn: AsyncConnection, start: int) -> set[int]:
+    """Subaddresses with a transfer in the pool or mined at ``start`` or above."""
+    rows = await conn.execute(
+        select(transfers.c.subaddr_index)
+        .where(
+            (transfers.c.state == TransferState.POOL.value)
+            | ((transfers.c.state != TransferState.GONE.value) & (transfers.c.height >= start))
+        )
+        .distinct()
+    )
+    return {r[0] for r in rows}
+
+
+async def requests_by_index(
+    conn: AsyncConnection, indices: Collection[int]
+) -> dict[int, PaymentRequest]:
+    """Payment requests of the given subaddress indices (unknown ones are absent)."""
+    found: dict[int, PaymentRequest] = {}
+    wanted = sorted(indices)
+    # Chunked: SQLite limits bound parameters per statement.
+    for i in range(0, len(wanted), 500):
+        rows = await conn.execute(
+            select(payment_requests).where(
+                payment_requests.c.subaddr_index.in_(wanted[i : i + 500])
+            )
+        )
+        for row in rows.mappings():
+            request = _request(row)
+            found[request.subaddr_index] = request
+    return found
+
+
+async def transfers_of(conn: AsyncConnection, request_ids: Collection[int]) -> list[Transfer]:
+    """Every stored transfer of the given payment requests."""
+    ids = sorted(request_ids)
+    found: list[Transfer] = []
+    for i in range(0, len(ids), 500):
+        rows = await conn.execute(
+            select(transfers).where(transfers.c.request_id.in_(ids[i : i + 500]))
+        )
+        found.extend(_transfer(r) for r in rows.mappings())
+    return found
+
+
+async def save_transfers(
+    conn: AsyncConnection,
+    changed: Iterable[Transfer],
+    existing: Collection[tuple[str, int]],
+    request_id_by_index: Mapping[int, int],
+) -> None:
+    """Insert new transfers and update changed ones."""
+    now = utcnow()
+    new_rows = []
+    updated_rows = []
+    for t in changed:
+        row = {
+            "amount": t.amount,
+            "fee": t.fee,
+            "height": t.height,
+            "timestamp": t.timestamp,
+            "unlock_time": t.unlock_time,
+            "double_spend_seen": t.double_spend_seen,
+            "state": t.state.value,
+            "updated_at": now,
+        }
+        if t.key in existing:
+            updated_rows.append({**row, "k_tx": t.tx_hash, "k_index": t.subaddr_index})
+        else:
+            new_rows.append(
+                {
+                    **row,
+                    "tx_hash": t.tx_hash,
+                    "subaddr_index": t.subaddr_index,
+                    "request_id": request_id_by_index[t.subaddr_index],
+                }
+            )
+    if new_rows:
+        await conn.execute(insert(transfers), new_rows)
+    if updated_rows:
+        await conn.execute(
+            update(transfers)
+            .where(transfers.c.tx_hash == bindparam("k_tx"))
+            .where(transfers.c.subaddr_index == bindparam("k_index"))
+            .values(
+                {
+                    c: bindparam(c)
+                    for c in (
+                        "amount",
+                        "fee",
+                        "height",
+                        "timestamp",
+                        "unlock_time",
+                        "double_spend_seen",
+                        "state",
+                        "updated_at",
+                    )
+                }
+            ),
+            updated_rows,
+        )

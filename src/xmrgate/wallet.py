@@ -1,0 +1,206 @@
+"""Typed async client of monero-wallet-rpc.
+
+This is the edge where the wallet's failures become ours: httpx transport errors
+become ``WalletUnavailable``/``WalletTimeout``, JSON-RPC error objects become
+``WalletError`` (or ``WalletRejected`` when the request's content is at fault).
+Nothing above this module sees httpx or a raw error object.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from typing import Any
+
+import httpx
+
+from xmrgate.errors import WalletError, WalletRejected, WalletTimeout, WalletUnavailable
+
+log = logging.getLogger(__name__)
+
+# JSON-RPC error codes of monero-wallet-rpc (wallet_rpc_server_error_codes.h).
+WALLET_RPC_ERROR_CODE_WRONG_ADDRESS = -2
+WALLET_RPC_ERROR_CODE_WRONG_TXID = -8
+WALLET_RPC_ERROR_CODE_NOT_OPEN = -13
+WALLET_RPC_ERROR_CODE_TX_NOT_POSSIBLE = -16
+WALLET_RPC_ERROR_CODE_NOT_ENOUGH_MONEY = -17
+WALLET_RPC_ERROR_CODE_TX_TOO_LARGE = -18
+WALLET_RPC_ERROR_CODE_NOT_ENOUGH_OUTS_TO_MIX = -19
+WALLET_RPC_ERROR_CODE_ZERO_DESTINATION = -20
+WALLET_RPC_ERROR_CODE_WALLET_ALREADY_EXISTS = -21
+WALLET_RPC_ERROR_CODE_ZERO_AMOUNT = -46
+
+# Errors caused by what the client asked for, not by the wallet's health.
+CLIENT_FAULT_CODES = frozenset(
+    {
+        WALLET_RPC_ERROR_CODE_WRONG_ADDRESS,
+        WALLET_RPC_ERROR_CODE_TX_NOT_POSSIBLE,
+        WALLET_RPC_ERROR_CODE_NOT_ENOUGH_MONEY,
+        WALLET_RPC_ERROR_CODE_TX_TOO_LARGE,
+        WALLET_RPC_ERROR_CODE_NOT_ENOUGH_OUTS_TO_MIX,
+        WALLET_RPC_ERROR_CODE_ZERO_DESTINATION,
+        WALLET_RPC_ERROR_CODE_ZERO_AMOUNT,
+    }
+)
+
+DEFAULT_WALLET_NAME = "wallet"
+
+
+class WalletClient:
+    """One monero-wallet-rpc endpoint. Build it once and share it; close it on shutdown."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        username: str | None = None,
+        password: str | None = None,
+        timeout: float = 30.0,
+    ) -> None:
+        auth = httpx.DigestAuth(username, password or "") if username else None
+        self._url = url
+        self._timeout = timeout
+        self._ids = itertools.count()
+        # One connection is enough: wallet-rpc serves a single call at a time anyway.
+        self._http = httpx.AsyncClient(
+            auth=auth,
+            timeout=timeout,
+            limits=httpx.Limits(max_connections=4, max_keepalive_connections=4),
+        )
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections."""
+        await self._http.aclose()
+
+    async def call(
+        self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> dict[str, Any]:
+        """Call a JSON-RPC method and return its ``result`` object."""
+        body: dict[str, Any] = {"jsonrpc": "2.0", "id": str(next(self._ids)), "method": method}
+        if params is not None:
+            body["params"] = params
+        try:
+            response = await self._http.post(
+                self._url, json=body, timeout=timeout if timeout is not None else self._timeout
+            )
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            # The request never reached the wallet: nothing happened there.
+            raise WalletUnavailable(
+                f"wallet-rpc unreachable: {type(exc).__name__}", request_sent=False
+            ) from exc
+        except httpx.TimeoutException as exc:
+            raise WalletTimeout(f"wallet-rpc did not answer {method} in time") from exc
+        except httpx.HTTPError as exc:
+            raise WalletUnavailable(f"wallet-rpc unreachable: {type(exc).__name__}") from exc
+        if response.status_code == 401:
+            raise WalletUnavailable("wallet-rpc refused our credentials (HTTP 401)")
+        if response.status_code != 200:
+            raise WalletUnavailable(f"wallet-rpc answered HTTP {response.status_code}")
+        try:
+            payload = response.json()
+        except ValueError as exc:
+            raise WalletUnavailable("wallet-rpc sent a body that is not JSON") from exc
+        error = payload.get("error")
+        if error:
+            code = int(error.get("code", 0))
+            message = str(error.get("message", "wallet error"))
+            if code == WALLET_RPC_ERROR_CODE_NOT_OPEN:
+                raise WalletUnavailable("wallet-rpc has no wallet open", code=code)
+            if code in CLIENT_FAULT_CODES:
+                raise WalletRejected(message, code=code)
+            raise WalletError(message, code=code)
+        result = payload.get("result")
+        return result if isinstance(result, dict) else {}
+
+    # -- typed calls -------------------------------------------------------------
+
+    async def get_version(self, *, timeout: float | None = None) -> int:
+        """Cheap liveness probe: the wallet-rpc's RPC version."""
+        return int((await self.call("get_version", timeout=timeout)).get("version", 0))
+
+    async def get_height(self) -> int:
+        """Number of blocks the wallet has scanned (top index + 1)."""
+        return int((await self.call("get_height"))["height"])
+
+    async def refresh(self) -> None:
+        """Make the wallet fetch new blocks now instead of on its own ~20 s timer."""
+        await self.call("refresh")
+
+    async def primary_address(self) -> str:
+        """The wallet's primary address (account 0, index 0)."""
+        return str((await self.call("get_address", {"account_index": 0}))["address"])
+
+    async def create_address(self, label: str = "") -> tuple[str, int]:
+        """Create a subaddress in account 0; return (address, minor index)."""
+        result = await self.call("create_address", {"account_index": 0, "label": label})
+        return str(result["address"]), int(result["address_index"])
+
+    async def is_valid_address(self, address: str) -> bool:
+        """True when ``address`` is valid on the wallet's own network."""
+        result = await self.call("validate_address", {"address": address})
+        return bool(result.get("valid"))
+
+    async def get_balance(self) -> tuple[int, int]:
+        """(total, unlocked) balance of account 0 in piconero."""
+        result = await self.call("get_balance", {"account_index": 0})
+        return int(result.get("balance", 0)), int(result.get("unlocked_balance", 0))
+
+    async def incoming_transfers(self, min_height: int, max_height: int) -> list[dict[str, Any]]:
+        """Incoming transfers of account 0 mined at heights ``min_height..max_height``
+        (both inclusive) plus every incoming transfer in the pool."""
+        params: dict[str, Any] = {
+            "in": True,
+            "pool": True,
+            "account_index": 0,
+            "filter_by_height": True,
+            # The wallet's min_height is exclusive (wallet-rpc-notes.md): ask for one lower.
+            "min_height": max(min_height - 1, 0),
+            "max_height": max_height,
+        }
+        if min_height <= 0:
+            params["filter_by_height"] = False
+        result = await self.call("get_transfers", params)
+        return list(result.get("in", [])) + list(result.get("pool", []))
+
+    async def get_transfer_by_txid(self, txid: str) -> dict[str, Any] | None:
+        """The wallet's view of one transaction, or None when it does not know it."""
+        try:
+            result = await self.call("get_transfer_by_txid", {"txid": txid})
+        except WalletError as exc:
+            if exc.code == WALLET_RPC_ERROR_CODE_WRONG_TXID:
+                return None
+            raise
+        transfer = result.get("transfer")
+        return transfer if isinstance(transfer, dict) else None
+
+    async def transfer_split(
+        self, destinations: list[dict[str, Any]], *, priority: int, timeout: float
+    ) -> dict[str, Any]:
+        """Send from account 0; the wallet may split into several transactions."""
+        return await self.call(
+            "transfer_split",
+            {"destinations": destinations, "priority": priority, "account_index": 0},
+            timeout=timeout,
+        )
+
+    async def ensure_wallet_open(self, filename: str = DEFAULT_WALLET_NAME) -> None:
+        """Open the wallet ``filename``, creating it first when it does not exist.
+
+        Does nothing when wallet-rpc already has a wallet open (as MoneroPay does).
+        """
+        try:
+            await self.call("get_address", {"account_index": 0})
+            return
+        except WalletUnavailable as exc:
+            if exc.code != WALLET_RPC_ERROR_CODE_NOT_OPEN:
+                raise
+        try:
+            await self.call("create_wallet", {"filename": filename, "language": "English"})
+            log.info("created wallet %r", filename)
+        except WalletError as exc:
+            if exc.code != WALLET_RPC_ERROR_CODE_WALLET_ALREADY_EXISTS and "exist" not in str(
+                exc.message
+            ):
+                raise
+            await self.call("open_wallet", {"filename": filename, "password": ""})
+            log.info("opened existing wallet %r", filename)
