@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -14,7 +15,7 @@ def parse_duration(text: str | float | int) -> float:
     Raises ValueError for anything else, including negative durations.
     """
     if isinstance(text, int | float):
-        if text < 0:
+        if not math.isfinite(text) or text < 0:
             raise ValueError("duration must not be negative")
         return float(text)
     value = text.strip()
@@ -25,8 +26,8 @@ def parse_duration(text: str | float | int) -> float:
     except ValueError:
         pass
     else:
-        if seconds < 0:
-            raise ValueError("duration must not be negative")
+        if not math.isfinite(seconds) or seconds < 0:
+            raise ValueError(f"invalid duration {text!r}")
         return seconds
     pos = 0
     total = 0.0

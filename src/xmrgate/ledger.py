@@ -18,8 +18,9 @@ from enum import StrEnum
 SPENDABLE_AGE = 10
 # unlock_time below this is a block height, above it a unix timestamp.
 MAX_BLOCK_NUMBER = 500_000_000
-# Leeway the daemon grants time-locked outputs (CRYPTONOTE_LOCKED_TX_ALLOWED_DELTA_SECONDS).
-LOCKED_TX_ALLOWED_DELTA_SECONDS = 120 * 2
+# Leeway wallet2 grants time-locked outputs (CRYPTONOTE_LOCKED_TX_ALLOWED_DELTA_SECONDS_V2:
+# DIFFICULTY_TARGET_V2 * CRYPTONOTE_LOCKED_TX_ALLOWED_DELTA_BLOCKS = 120 * 1).
+LOCKED_TX_ALLOWED_DELTA_SECONDS = 120
 
 
 class TransferState(StrEnum):
@@ -251,13 +252,15 @@ def reconcile(
     final: dict[tuple[str, int], Transfer] = {}
     steps_by_key: dict[tuple[str, int], tuple[TransferState, ...]] = {}
 
+    # A transfer listed both mined and in the pool: the mined entry wins, in any order.
+    latest: dict[tuple[str, int], Observation] = {}
     for obs in observed:
         if obs.subaddr_index not in expected_by_index:
             continue
         key = (obs.tx_hash, obs.subaddr_index)
-        if key in seen and obs.in_pool:
-            # A transfer both mined and still listed in the pool: the mined entry wins.
-            continue
+        if key not in latest or not obs.in_pool:
+            latest[key] = obs
+    for key, obs in latest.items():
         seen.add(key)
         new = Transfer(
             tx_hash=obs.tx_hash,
@@ -289,6 +292,8 @@ def reconcile(
             by_index.setdefault(key[1], []).append((key, step))
     for index in sorted(by_index):
         working = {k: t for k, t in current.items() if k[1] == index}
+        # Silent changes (no event of their own) are in force before any event.
+        working.update({k: t for k, t in final.items() if k[1] == index and not steps_by_key[k]})
         planned = sorted(
             by_index[index],
             key=lambda item: (

@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from xmrgate import ledger
-from xmrgate.errors import WalletUnavailable, XmrgateError
+from xmrgate.errors import XmrgateError
 from xmrgate.store import payments
 from xmrgate.store.db import Database
 from xmrgate.store.outbox import insert_events
 from xmrgate.views import callback_json
-from xmrgate.wallet import WALLET_RPC_ERROR_CODE_NOT_OPEN, WalletClient
+from xmrgate.wallet import WalletClient
 
 log = logging.getLogger(__name__)
 
@@ -176,13 +176,6 @@ class SyncEngine:
                 failures = 0
                 if result.changed:
                     log.debug("tick: %s", result)
-            except WalletUnavailable as exc:
-                failures += 1
-                log.warning("sync tick failed: %s", exc.message)
-                if exc.code == WALLET_RPC_ERROR_CODE_NOT_OPEN:
-                    # wallet-rpc restarted without our wallet: open it again.
-                    with contextlib.suppress(XmrgateError):
-                        await self._wallet.ensure_wallet_open()
             except XmrgateError as exc:
                 failures += 1
                 log.warning("sync tick failed: %s", exc.message)

@@ -61,6 +61,8 @@ class WalletClient:
         self._url = url
         self._timeout = timeout
         self._ids = itertools.count()
+        # The wallet we opened or created, to open again after a wallet-rpc restart.
+        self._wallet_name: str | None = None
         # One connection is enough: wallet-rpc serves a single call at a time anyway.
         self._http = httpx.AsyncClient(
             auth=auth,
@@ -75,7 +77,23 @@ class WalletClient:
     async def call(
         self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
     ) -> dict[str, Any]:
-        """Call a JSON-RPC method and return its ``result`` object."""
+        """Call a JSON-RPC method and return its ``result`` object.
+
+        When wallet-rpc answers "no wallet open" (it was restarted), open our wallet
+        again and repeat the call once: error -13 means the call did nothing.
+        """
+        try:
+            return await self._call(method, params, timeout=timeout)
+        except WalletUnavailable as exc:
+            if exc.code != WALLET_RPC_ERROR_CODE_NOT_OPEN or self._wallet_name is None:
+                raise
+            log.warning("wallet-rpc has no wallet open (restarted?): opening %r", self._wallet_name)
+            await self.ensure_wallet_open(self._wallet_name)
+            return await self._call(method, params, timeout=timeout)
+
+    async def _call(
+        self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> dict[str, Any]:
         body: dict[str, Any] = {"jsonrpc": "2.0", "id": str(next(self._ids)), "method": method}
         if params is not None:
             body["params"] = params
@@ -115,8 +133,13 @@ class WalletClient:
     # -- typed calls -------------------------------------------------------------
 
     async def get_version(self, *, timeout: float | None = None) -> int:
-        """Cheap liveness probe: the wallet-rpc's RPC version."""
+        """The wallet-rpc's RPC version (answers even with no wallet open)."""
         return int((await self.call("get_version", timeout=timeout)).get("version", 0))
+
+    async def probe(self, *, timeout: float) -> bool:
+        """Liveness for /health: wallet-rpc answers AND has a wallet open."""
+        await self._call("get_height", timeout=timeout)
+        return True
 
     async def get_height(self) -> int:
         """Number of blocks the wallet has scanned (top index + 1)."""
@@ -189,18 +212,19 @@ class WalletClient:
         Does nothing when wallet-rpc already has a wallet open (as MoneroPay does).
         """
         try:
-            await self.call("get_address", {"account_index": 0})
+            await self._call("get_address", {"account_index": 0})
             return
         except WalletUnavailable as exc:
             if exc.code != WALLET_RPC_ERROR_CODE_NOT_OPEN:
                 raise
         try:
-            await self.call("create_wallet", {"filename": filename, "language": "English"})
+            await self._call("create_wallet", {"filename": filename, "language": "English"})
             log.info("created wallet %r", filename)
         except WalletError as exc:
             if exc.code != WALLET_RPC_ERROR_CODE_WALLET_ALREADY_EXISTS and "exist" not in str(
                 exc.message
             ):
                 raise
-            await self.call("open_wallet", {"filename": filename, "password": ""})
+            await self._call("open_wallet", {"filename": filename, "password": ""})
             log.info("opened existing wallet %r", filename)
+        self._wallet_name = filename

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -202,3 +203,22 @@ def close_gateway(gateway: Gateway) -> None:
     gateway.wallet.stop()
     if gateway.backend == "postgresql":
         drop_pg_database(gateway.db_arg[1])
+
+
+def count_rows(gateway: Gateway, table: str) -> int:
+    """Rows in one of the gateway's tables, read directly from its database."""
+    query = f"SELECT count(*) FROM {table}"  # table names come from the tests only
+    if gateway.backend == "postgresql":
+
+        async def run() -> int:
+            conn = await asyncpg.connect(gateway.db_arg[1])
+            try:
+                return int(await conn.fetchval(query))
+            finally:
+                await conn.close()
+
+        return asyncio.run(run())
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(gateway.db_arg[1])) as conn:
+        return int(conn.execute(query).fetchone()[0])

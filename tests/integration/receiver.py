@@ -72,7 +72,7 @@ def start_receiver() -> Receiver:
     holder: dict[str, Receiver] = {}
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        def do_POST(self) -> None:
             receiver = holder["r"]
             length = int(self.headers.get("Content-Length", "0"))
             body = self.rfile.read(length)

@@ -99,11 +99,17 @@ def test_pay_unconfirmed_and_pay_many(devnet: Devnet, merchant: tuple[WalletRpc,
     assert rpc.call("get_transfer_by_txid", {"txid": txid})["transfer"]["amount"] == 10**9
 
 
-def test_many_payments_without_mining(devnet: Devnet, merchant: tuple[WalletRpc, str]) -> None:
-    """Consecutive pay() calls keep working after the funder's unlocked outputs run out."""
+def test_pay_after_funder_runs_dry(devnet: Devnet, merchant: tuple[WalletRpc, str]) -> None:
+    """pay() mines more blocks by itself when the funder has no unlocked outputs left."""
     _, address = merchant
-    hashes = {devnet.pay(address, 5 * 10**12) for _ in range(25)}
-    assert len(hashes) == 25
+    funder = devnet.funder
+    funder.call("refresh")
+    unlocked = funder.call("get_balance", {"account_index": 0})["unlocked_balance"]
+    devnet.pay(address, unlocked - 10**12)  # spends every unlocked output
+    before = devnet.height()
+    hashes = {devnet.pay(address, 5 * 10**12) for _ in range(6)}
+    assert len(hashes) == 6
+    assert devnet.height() > before  # it had to mine
     devnet.mine(1)
     assert devnet.pool_hashes() == []
 

@@ -171,7 +171,9 @@ def event_kinds(result: Reconciliation) -> list[tuple[int, EventKind, str]]:
             False,
             id="unlock-timestamp-beyond-leeway",
         ),
-        pytest.param(995, NOW - 1, 1000, NOW, False, id="unlock-timestamp-past-but-5-confirmations"),
+        pytest.param(
+            995, NOW - 1, 1000, NOW, False, id="unlock-timestamp-past-but-5-confirmations"
+        ),
         pytest.param(
             990, MAX_BLOCK_NUMBER, 1000, MAX_BLOCK_NUMBER, True, id="max-block-number-is-timestamp"
         ),
@@ -184,10 +186,10 @@ def test_is_unlocked(
     assert is_unlocked(height, unlock_time, chain_height, now) is expected
 
 
-def test_leeway_is_240_seconds() -> None:
-    """A time-locked output may be spent up to 240 s before its unlock_time."""
-    assert is_unlocked(990, NOW + 240, CHAIN, NOW)
-    assert not is_unlocked(990, NOW + 241, CHAIN, NOW)
+def test_leeway_is_120_seconds() -> None:
+    """A time-locked output may be spent up to 120 s before its unlock_time (wallet2's V2 delta)."""
+    assert is_unlocked(990, NOW + 120, CHAIN, NOW)
+    assert not is_unlocked(990, NOW + 121, CHAIN, NOW)
 
 
 @pytest.mark.parametrize("height", [1, 50, 990, 12345])

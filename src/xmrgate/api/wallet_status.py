@@ -36,7 +36,7 @@ async def _probe(check: Any) -> bool:
 async def get_health(services: ServicesDep) -> JSONResponse:
     """200 when wallet-rpc and the database answer, else 503 naming the one that does not."""
     wallet_up, db_up = await asyncio.gather(
-        _probe(services.wallet.get_version(timeout=PROBE_TIMEOUT)),
+        _probe(services.wallet.probe(timeout=PROBE_TIMEOUT)),
         _probe(services.db.ping()),
     )
     status = 200 if wallet_up and db_up else 503
