@@ -496,7 +496,7 @@ class Devnet:
             "--wallet-dir",
             str(wallet_dir),
             "--shared-ringdb-dir",
-            str(wallet_dir / ".shared-ringdb"),
+            os.environ.get("XMRGATE_DEVNET_RINGDB", str(wallet_dir / ".shared-ringdb")),
             "--log-file",
             str(log_path),
             "--log-level",

@@ -39,12 +39,11 @@ RETURN_URL = "https://shop.example/thanks?order=42&lang=en"
 
 selenium = pytest.importorskip("selenium", reason="selenium not installed (pip install -e .[test])")
 
-from selenium import webdriver  # noqa: E402
+from selenium.webdriver import Chrome as WebDriver  # noqa: E402
 from selenium.webdriver.chrome.options import Options  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
-from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
 from selenium.webdriver.remote.webelement import WebElement  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
@@ -89,7 +88,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     service = Service(executable_path=CHROMEDRIVER, log_output=str(profile / "chromedriver.log"))
-    driver = webdriver.Chrome(service=service, options=options)
+    driver = WebDriver(service=service, options=options)
     driver.set_page_load_timeout(30)
     try:
         yield driver
@@ -186,9 +185,10 @@ def qr_from_page(driver: WebDriver, tmp_path: Path) -> str:
     return zbar(svg.screenshot_as_png, tmp_path)
 
 
-def csp_violations(driver: WebDriver) -> list[str]:
-    """Console errors: CSP blocks, failed scripts, failed requests."""
-    return [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+def console_errors(driver: WebDriver) -> list[str]:
+    """Console errors since the last call: CSP blocks, failed scripts, failed requests."""
+    entries: list[dict[str, Any]] = driver.get_log("browser")  # type: ignore[no-untyped-call]
+    return [str(entry["message"]) for entry in entries if entry["level"] == "SEVERE"]
 
 
 # ------------------------------------------------------------------ HTTP level
@@ -345,7 +345,7 @@ def test_checkout_follows_payment_live(
     # Never reloaded: the marker set after the first load is still there.
     assert browser.execute_script("return window.__loadedOnce;") == "first-load"
     assert browser.execute_script("return performance.getEntriesByType('navigation').length;") == 1
-    assert csp_violations(browser) == []
+    assert console_errors(browser) == []
     assert gateway.status(address)["complete"] is True
 
 
@@ -408,6 +408,6 @@ def test_page_works_behind_a_path_prefix(gateway: Gateway, browser: WebDriver) -
         wait_for(browser, "a status poll through the proxy", lambda _d: wanted in proxy.paths, 15)
         assert all(p.startswith(PrefixProxy.PREFIX + "/") for p in proxy.paths), proxy.paths
         assert not browser.find_element(By.ID, "conn").is_displayed()
-        assert csp_violations(browser) == []
+        assert console_errors(browser) == []
     finally:
         proxy.close()

@@ -11,14 +11,17 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from xmrgate import __version__
 from xmrgate.api import receive, transfer, wallet_status
 from xmrgate.api.errors import install_error_handlers
+from xmrgate.checkout import build_router
 from xmrgate.config import Settings
 from xmrgate.services import Services
 
 
 class MoneroPayHeaders:
-    """Adds ``X-MoneroPay-Address: <primary address>`` to every answer, as MoneroPay does.
+    """Adds ``X-MoneroPay-Address: <primary address>`` to API answers, as MoneroPay does.
 
-    A plain ASGI middleware: cheaper than BaseHTTPMiddleware on the hot read path.
+    Not on the public checkout pages (``/pay/``): customers need not learn the
+    merchant's primary address. A plain ASGI middleware: cheaper than
+    BaseHTTPMiddleware on the hot read path.
     """
 
     def __init__(self, app: ASGIApp, services: Services) -> None:
@@ -26,7 +29,7 @@ class MoneroPayHeaders:
         self.services = services
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope["path"].startswith("/pay/"):
             await self.app(scope, receive, send)
             return
 
@@ -65,11 +68,6 @@ def create_app(settings: Settings, services: Services | None = None) -> FastAPI:
     app.include_router(transfer.router)
     app.include_router(wallet_status.router)
     if settings.checkout:
-        try:
-            from xmrgate.checkout import build_router
-        except ImportError:  # the checkout package is optional in a source checkout
-            pass
-        else:
-            app.include_router(build_router(settings))
+        app.include_router(build_router(settings))
     app.add_middleware(MoneroPayHeaders, services=services)
     return app

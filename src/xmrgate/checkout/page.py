@@ -124,7 +124,7 @@ def _return_link(return_url: str | None) -> str:
         return ""
     return (
         f'<p class="back"><a class="button wide" id="return-link" href="{escape(return_url)}"'
-        ' rel="noreferrer">Back to the shop</a></p>'
+        ' target="_top" rel="noreferrer">Back to the shop</a></p>'
     )
 
 

@@ -1,0 +1,38 @@
+# xmrgate: `make dev` starts a regtest playground, `make test` runs every test.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: dev test unit lint bench install system-deps clean
+
+$(BIN)/xmrgate: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@
+
+install: $(BIN)/xmrgate
+
+system-deps:
+	scripts/install-system-deps
+
+dev: install
+	scripts/install-system-deps --monero-only
+	$(BIN)/xmrgate dev
+
+test: install system-deps
+	$(BIN)/python -m pytest
+
+unit: install
+	$(BIN)/python -m pytest tests/unit
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+bench: install system-deps
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf .devnet data test-artifacts
