@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 import httpx
 
 from xmrgate import __version__
+from xmrgate.logs import redact_url
 from xmrgate.store.db import utcnow
 from xmrgate.store.outbox import OutboxEvent, OutboxStore
 
@@ -159,7 +160,7 @@ class CallbackWorker:
                     "callback %s (%s) to %s failed (try %d): %s; %s",
                     event.id,
                     event.kind,
-                    _redact(event.callback_url),
+                    redact_url(event.callback_url),
                     event.attempts + 1,
                     outcome.error,
                     f"next try at {next_at:%H:%M:%S}" if next_at else "giving up",
@@ -209,8 +210,3 @@ async def _first(*signals: asyncio.Event) -> None:
     finally:
         for w in waiters:
             w.cancel()
-
-
-def _redact(url: str) -> str:
-    """Callback URLs may carry tokens in their query string: keep them out of logs."""
-    return url.split("?", 1)[0]

@@ -42,10 +42,11 @@ def _settings_parser(prog: str) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"xmrgate {__version__}")
     for name, field in Settings.model_fields.items():
-        flag = name.replace("_", "-")
+        extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+        flag = str(extra.get("flag") or name.replace("_", "-"))
         env = name.upper()
         default = field.default
-        shown: object = "" if default is None or name.endswith(("password", "secret")) else default
+        shown: object = "" if default is None or field.annotation is bool else default
         if any(getattr(m, "func", None) is parse_duration for m in field.metadata):
             shown = format_duration(float(default))
         help_text = f"{field.description} [{env}]" + (f" (default: {shown})" if shown != "" else "")
@@ -95,16 +96,26 @@ def serve(settings: Settings) -> None:
     import uvicorn
 
     from xmrgate.api.app import create_app
-    from xmrgate.logs import setup_logging
+    from xmrgate.logs import redact_url, setup_logging
 
     setup_logging(settings.log_format)
+    if settings.api_keys is None and not settings.bind_is_loopback:
+        if not settings.allow_public_unauthenticated:
+            raise SystemExit(
+                f"xmrgate: refusing to serve {settings.bind} without API keys: anyone who can "
+                "reach it could send payouts. Give --api-key, bind 127.0.0.1, or pass "
+                "--allow-public-unauthenticated if a proxy in front authenticates."
+            )
+        log.warning(
+            "serving %s WITHOUT authentication (--allow-public-unauthenticated)", settings.bind
+        )
     app = create_app(settings)
     log.info(
         "xmrgate %s listening on http://%s (database: %s, wallet-rpc: %s)",
         __version__,
         settings.bind,
         settings.database_kind,
-        settings.rpc_address,
+        redact_url(settings.rpc_address),
     )
     uvicorn.run(
         app,

@@ -96,6 +96,24 @@ class Settings(BaseSettings):
     idempotency_ttl: Duration = Field(
         24 * 3600.0, gt=0, description="How long Idempotency-Key answers are kept."
     )
+    api_keys: SecretStr | None = Field(
+        None,
+        description=(
+            "Require bearer API keys: 'KEY[:scope+scope] ...' (scopes read, receive, "
+            "transfer; none = all) or '@FILE' with one key or sha256:<hex>[:scopes] per line."
+        ),
+        json_schema_extra={"flag": "api-key"},
+    )
+    allow_public_unauthenticated: bool = Field(
+        False, description="Allow binding a non-loopback address without API keys."
+    )
+    callback_allow: str | None = Field(
+        None,
+        description="Comma-separated host patterns callback URLs must match (e.g. *.shop.com).",
+    )
+    max_body_bytes: int = Field(
+        65536, ge=1024, le=10 * 1024 * 1024, description="Largest request body accepted."
+    )
 
     @field_validator("rpc_address")
     @classmethod
@@ -105,6 +123,18 @@ class Settings(BaseSettings):
             raise ValueError("must be an http(s) URL")
         return value
 
+    @field_validator("api_keys")
+    @classmethod
+    def _api_keys_parse(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            from xmrgate.auth import parse_api_keys
+
+            try:
+                parse_api_keys(value.get_secret_value())
+            except OSError as exc:
+                raise ValueError(f"cannot read the API key file: {exc.strerror}") from None
+        return value
+
     @field_validator("bind")
     @classmethod
     def _host_port(cls, value: str) -> str:
@@ -112,6 +142,17 @@ class Settings(BaseSettings):
         if not sep or not port.isdigit() or not 0 < int(port) < 65536:
             raise ValueError("must be host:port, e.g. 127.0.0.1:5000")
         return value
+
+    @property
+    def callback_hosts(self) -> list[str]:
+        """Host patterns from ``callback_allow`` (empty: any host)."""
+        return [p.strip().lower() for p in (self.callback_allow or "").split(",") if p.strip()]
+
+    @property
+    def bind_is_loopback(self) -> bool:
+        """True when the gateway listens on a loopback address only."""
+        host = self.bind_host
+        return host == "localhost" or host.startswith("127.") or host == "::1"
 
     @property
     def bind_host(self) -> str:

@@ -43,6 +43,10 @@ class Conflict(XmrgateError):
     """The request conflicts with the current state (e.g. a running idempotent request)."""
 
 
+class SubaddressTaken(Conflict):
+    """The wallet handed out a subaddress index we already use (it lost state in a crash)."""
+
+
 class Unprocessable(XmrgateError):
     """The request is well-formed but cannot be honoured (e.g. idempotency key reuse)."""
 

@@ -6,6 +6,7 @@ import json
 import logging
 import sys
 from datetime import UTC, datetime
+from urllib.parse import urlsplit, urlunsplit
 
 
 class JsonFormatter(logging.Formatter):
@@ -37,3 +38,12 @@ def setup_logging(log_format: str, level: int = logging.INFO) -> None:
     # httpx logs every request at INFO, callback URLs included: keep it quiet.
     logging.getLogger("httpx").setLevel(logging.WARNING)
     logging.getLogger("httpcore").setLevel(logging.WARNING)
+
+
+def redact_url(url: str) -> str:
+    """A URL fit for logs: no user:password, no query string (it may carry tokens)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))

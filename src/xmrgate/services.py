@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from xmrgate.auth import ApiKey, parse_api_keys
 from xmrgate.callbacks import CallbackWorker, RetryPolicy
 from xmrgate.config import Settings
 from xmrgate.errors import XmrgateError
 from xmrgate.store.db import Database
+from xmrgate.store.idempotency import IdempotencyStore
 from xmrgate.store.outbox import OutboxStore
 from xmrgate.store.payments import PaymentStore
 from xmrgate.store.payouts import PayoutStore
@@ -44,10 +46,12 @@ class Services:
     payments: PaymentStore
     outbox: OutboxStore
     payouts: PayoutStore
+    idempotency: IdempotencyStore
     sync: SyncEngine
     callbacks: CallbackWorker
     callback_http: httpx.AsyncClient
     wallet_state: WalletState
+    api_keys: list[ApiKey] = field(default_factory=list)
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
@@ -97,10 +101,14 @@ class Services:
             payments=PaymentStore(db),
             outbox=outbox,
             payouts=PayoutStore(db),
+            idempotency=IdempotencyStore(db, settings.idempotency_ttl),
             sync=sync,
             callbacks=worker,
             callback_http=callback_http,
             wallet_state=WalletState(),
+            api_keys=(
+                parse_api_keys(settings.api_keys.get_secret_value()) if settings.api_keys else []
+            ),
         )
 
     async def start(self) -> None:

@@ -158,6 +158,13 @@ class WalletClient:
         result = await self.call("create_address", {"account_index": 0, "label": label})
         return str(result["address"]), int(result["address_index"])
 
+    async def skip_subaddresses(self, count: int) -> None:
+        """Create ``count`` subaddresses to move the wallet's counter forward."""
+        while count > 0:
+            batch = min(count, 64)  # wallet-rpc takes 1..64 per call
+            await self.call("create_address", {"account_index": 0, "count": batch})
+            count -= batch
+
     async def is_valid_address(self, address: str) -> bool:
         """True when ``address`` is valid on the wallet's own network."""
         result = await self.call("validate_address", {"address": address})

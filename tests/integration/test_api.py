@@ -348,3 +348,14 @@ def test_wallet_down_health_and_errors(gateway: Gateway) -> None:
         gateway.wallet.restart()
     gateway.wait_ready()
     assert gateway.receive(1)["amount"] == 1
+
+
+def test_wallet_killed_before_saving_never_reuses_a_subaddress(gateway: Gateway) -> None:
+    """After wallet-rpc is SIGKILLed (losing unsaved subaddresses), new requests stay distinct."""
+    earlier = {gateway.receive(1)["address"] for _ in range(3)}
+    gateway.wallet.kill()
+    gateway.wallet.restart()
+    gateway.wait_ready()
+    later = {gateway.receive(1)["address"] for _ in range(3)}
+    assert len(later) == 3
+    assert not earlier & later

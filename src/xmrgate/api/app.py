@@ -11,6 +11,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from xmrgate import __version__
 from xmrgate.api import receive, transfer, wallet_status
 from xmrgate.api.errors import install_error_handlers
+from xmrgate.api.security import BodySizeLimit
 from xmrgate.checkout import build_router
 from xmrgate.config import Settings
 from xmrgate.services import Services
@@ -70,4 +71,5 @@ def create_app(settings: Settings, services: Services | None = None) -> FastAPI:
     if settings.checkout:
         app.include_router(build_router(settings))
     app.add_middleware(MoneroPayHeaders, services=services)
+    app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes)
     return app

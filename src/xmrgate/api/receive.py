@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import fnmatch
+import logging
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 
 from xmrgate.api.deps import ServicesDep
+from xmrgate.api.idempotency import run_idempotent
 from xmrgate.api.schemas import ReceiveRequest
-from xmrgate.errors import InvalidInput, NotFound
+from xmrgate.api.security import require
+from xmrgate.errors import InvalidInput, NotFound, SubaddressTaken
 from xmrgate.store.outbox import OutboxEvent
 from xmrgate.views import receive_status_json, rfc3339
 
+log = logging.getLogger(__name__)
 router = APIRouter()
 
 MAX_ADDRESS_LENGTH = 128
@@ -38,28 +44,67 @@ def event_json(event: OutboxEvent) -> dict[str, Any]:
     }
 
 
-@router.post("/receive")
-async def create_payment_request(body: ReceiveRequest, services: ServicesDep) -> dict[str, Any]:
+def check_callback_host(url: str | None, patterns: list[str]) -> None:
+    """Refuse callback URLs whose host matches none of ``--callback-allow``."""
+    if url is None or not patterns:
+        return
+    host = (urlsplit(url).hostname or "").lower()
+    if not any(fnmatch.fnmatchcase(host, p) for p in patterns):
+        raise InvalidInput(f"callback_url host {host!r} is not allowed by --callback-allow")
+
+
+@router.post("/receive", dependencies=[require("receive")])
+async def create_payment_request(
+    body: ReceiveRequest, request: Request, services: ServicesDep
+) -> Any:
     """Create a subaddress that expects ``amount`` piconero."""
-    description = body.description or ""
-    address, index = await services.wallet.create_address(label=description[:100])
-    request = await services.payments.create(
-        address=address,
-        subaddr_index=index,
-        amount=body.amount,
-        description=description,
-        callback_url=body.callback_url,
-        return_url=body.return_url,
+    check_callback_host(body.callback_url, services.settings.callback_hosts)
+    check_callback_host(body.return_url, services.settings.callback_hosts)
+
+    async def create() -> dict[str, Any]:
+        description = body.description or ""
+        for attempt in range(2):
+            address, index = await services.wallet.create_address(label=description[:100])
+            try:
+                created = await services.payments.create(
+                    address=address,
+                    subaddr_index=index,
+                    amount=body.amount,
+                    description=description,
+                    callback_url=body.callback_url,
+                    return_url=body.return_url,
+                )
+                break
+            except SubaddressTaken:
+                # wallet-rpc was killed before saving and forgot the subaddresses it
+                # gave us since: move its counter past every index we use, then retry.
+                if attempt:
+                    raise
+                highest = await services.payments.highest_subaddr_index()
+                log.warning(
+                    "wallet handed out used subaddress %d (it lost state); skipping to %d",
+                    index,
+                    highest + 1,
+                )
+                await services.wallet.skip_subaddresses(highest - index + 1)
+        return {
+            "address": created.address,
+            "amount": created.amount,
+            "description": created.description,
+            "created_at": rfc3339(created.created_at),
+        }
+
+    return await run_idempotent(
+        request,
+        services.idempotency,
+        "receive",
+        body.model_dump(),
+        create,
+        moves_money=False,
     )
-    return {
-        "address": request.address,
-        "amount": request.amount,
-        "description": request.description,
-        "created_at": rfc3339(request.created_at),
-    }
 
 
-@router.get("/receive/{address}")
+@router.get("/receive/{address}", dependencies=[require("read")])
 async def get_payment_status(
     address: str,
     services: ServicesDep,
@@ -75,7 +120,7 @@ async def get_payment_status(
     return receive_status_json(status.request, status.transfers, status.chain_height, min, max)
 
 
-@router.delete("/receive/{address}")
+@router.delete("/receive/{address}", dependencies=[require("receive")])
 async def delete_payment_request(address: str, services: ServicesDep) -> dict[str, Any]:
     """Forget a payment request, its transfers and its undelivered callbacks."""
     if len(address) > MAX_ADDRESS_LENGTH or not await services.payments.delete(address):
@@ -83,7 +128,7 @@ async def delete_payment_request(address: str, services: ServicesDep) -> dict[st
     return {"address": address, "deleted": True}
 
 
-@router.get("/receive/{address}/callbacks")
+@router.get("/receive/{address}/callbacks", dependencies=[require("read")])
 async def list_callbacks(address: str, services: ServicesDep) -> dict[str, Any]:
     """Every callback event of a payment request with its delivery record."""
     request = await services.payments.get(address) if len(address) <= MAX_ADDRESS_LENGTH else None
@@ -92,7 +137,11 @@ async def list_callbacks(address: str, services: ServicesDep) -> dict[str, Any]:
     return {"callbacks": [event_json(e) for e in await services.outbox.for_request(request.id)]}
 
 
-@router.post("/receive/{address}/callbacks/{event_id}/retry", status_code=202)
+@router.post(
+    "/receive/{address}/callbacks/{event_id}/retry",
+    status_code=202,
+    dependencies=[require("receive")],
+)
 async def retry_callback(address: str, event_id: str, services: ServicesDep) -> dict[str, Any]:
     """Deliver one callback again, now."""
     request = await services.payments.get(address) if len(address) <= MAX_ADDRESS_LENGTH else None

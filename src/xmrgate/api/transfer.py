@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 
 from xmrgate.api.deps import ServicesDep
+from xmrgate.api.idempotency import run_idempotent
 from xmrgate.api.schemas import MAX_AMOUNT, TX_HASH, TransferRequest
+from xmrgate.api.security import require
 from xmrgate.errors import (
     InvalidInput,
     NotFound,
@@ -16,6 +18,7 @@ from xmrgate.errors import (
     WalletTimeout,
     WalletUnavailable,
 )
+from xmrgate.services import Services
 from xmrgate.store import payouts
 from xmrgate.views import rfc3339_seconds
 
@@ -33,9 +36,20 @@ STATE_OF_TYPE = {
 }
 
 
-@router.post("/transfer")
+@router.post("/transfer", dependencies=[require("transfer")])
 async def send_payout(body: TransferRequest, request: Request, services: ServicesDep) -> Any:
     """Send to up to 16 destinations; every payout is journaled before and after."""
+    return await run_idempotent(
+        request,
+        services.idempotency,
+        "transfer",
+        body.model_dump(),
+        lambda: _send(body, request, services),
+        moves_money=True,
+    )
+
+
+async def _send(body: TransferRequest, request: Request, services: Services) -> dict[str, Any]:
     destinations = [{"amount": d.amount, "address": d.address} for d in body.destinations]
     if sum(d["amount"] for d in destinations) > MAX_AMOUNT:  # type: ignore[misc]
         raise InvalidInput("the destinations' amounts add up to more than a wallet can hold")
@@ -47,7 +61,8 @@ async def send_payout(body: TransferRequest, request: Request, services: Service
             )
     payout_id = await services.payouts.record_requested(
         destinations,
-        requested_by=request.client.host if request.client else None,
+        requested_by=getattr(request.state, "api_key", None)
+        or (request.client.host if request.client else None),
         idempotency_key=request.headers.get("idempotency-key"),
     )
     try:
@@ -86,7 +101,7 @@ async def send_payout(body: TransferRequest, request: Request, services: Service
     }
 
 
-@router.get("/transfer/{tx_hash}")
+@router.get("/transfer/{tx_hash}", dependencies=[require("read")])
 async def get_transaction(tx_hash: str, services: ServicesDep) -> dict[str, Any]:
     """The wallet's view of one transaction."""
     if not TX_HASH.match(tx_hash):
@@ -110,3 +125,11 @@ async def get_transaction(tx_hash: str, services: ServicesDep) -> dict[str, Any]
         "unlock_time": int(transfer.get("unlock_time", 0)),
         "tx_hash": str(transfer.get("txid", tx_hash.lower())),
     }
+
+
+@router.get("/payouts", dependencies=[require("read")])
+async def list_payouts(
+    services: ServicesDep, limit: Annotated[int, Query(ge=1, le=1000)] = 100
+) -> dict[str, Any]:
+    """The payout journal, newest first: did this payout go out, and with which txs?"""
+    return {"payouts": await services.payouts.recent(limit)}

@@ -10,6 +10,7 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from xmrgate.api.deps import ServicesDep
+from xmrgate.api.security import require
 
 log = logging.getLogger(__name__)
 router = APIRouter()
@@ -18,7 +19,7 @@ router = APIRouter()
 PROBE_TIMEOUT = 2.0
 
 
-@router.get("/balance")
+@router.get("/balance", dependencies=[require("read")])
 async def get_balance(services: ServicesDep) -> dict[str, int]:
     """Total and unlocked balance of the wallet's Primary Account."""
     total, unlocked = await services.wallet.get_balance()

@@ -12,8 +12,10 @@ from datetime import datetime
 
 from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.engine import RowMapping
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from xmrgate.errors import SubaddressTaken
 from xmrgate.ledger import Transfer, TransferState
 from xmrgate.store.db import Database, as_utc, utcnow
 from xmrgate.store.tables import payment_requests, sync_state, transfers
@@ -90,6 +92,30 @@ class PaymentStore:
         return_url: str | None,
     ) -> PaymentRequest:
         """Record a new payment request; its creation height is the last synced height."""
+        try:
+            return await self._insert(
+                address=address,
+                subaddr_index=subaddr_index,
+                amount=amount,
+                description=description,
+                callback_url=callback_url,
+                return_url=return_url,
+            )
+        except IntegrityError as exc:
+            raise SubaddressTaken(
+                f"subaddress index {subaddr_index} is already in use by another request"
+            ) from exc
+
+    async def _insert(
+        self,
+        *,
+        address: str,
+        subaddr_index: int,
+        amount: int,
+        description: str,
+        callback_url: str | None,
+        return_url: str | None,
+    ) -> PaymentRequest:
         async with self._db.write() as conn:
             height = await chain_height(conn)
             values = {
@@ -105,6 +131,14 @@ class PaymentStore:
             result = await conn.execute(insert(payment_requests).values(**values))
             (new_id,) = result.inserted_primary_key or (None,)
         return PaymentRequest(id=int(new_id), **values)  # type: ignore[arg-type]
+
+    async def highest_subaddr_index(self) -> int:
+        """The highest subaddress index any payment request uses (0 when none)."""
+        async with self._db.read() as conn:
+            value = (
+                await conn.execute(select(func.max(payment_requests.c.subaddr_index)))
+            ).scalar()
+            return int(value or 0)
 
     async def get(self, address: str) -> PaymentRequest | None:
         """The payment request of ``address``, if any."""

@@ -1,0 +1,108 @@
+"""Idempotency-Key on POST /receive and POST /transfer, and the payout journal."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import time
+
+import httpx
+import pytest
+
+from tests.integration.gateway import Gateway, count_rows
+from xmrgate.devnet import Devnet
+
+pytestmark = pytest.mark.integration
+XMR = 10**12
+
+
+@pytest.fixture(scope="module")
+def funded(gateway: Gateway, devnet: Devnet) -> Gateway:
+    """The gateway's wallet holds 10 unlocked XMR."""
+    primary = gateway.get("/health").headers["x-moneropay-address"]
+    devnet.pay(primary, 10 * XMR, mine_blocks=11)
+    deadline = time.monotonic() + 60
+    while gateway.get("/balance").json()["unlocked"] < 10 * XMR:
+        assert time.monotonic() < deadline, "gateway wallet was not funded"
+        time.sleep(0.2)
+    return gateway
+
+
+def test_receive_replay_returns_first_answer(gateway: Gateway) -> None:
+    """Same key and body: the stored answer, no second subaddress."""
+    headers = {"Idempotency-Key": "order-1001"}
+    first = gateway.post("/receive", json={"amount": 5, "description": "a"}, headers=headers)
+    assert first.status_code == 200
+    rows = count_rows(gateway, "payment_requests")
+    again = gateway.post("/receive", json={"description": "a", "amount": 5}, headers=headers)
+    assert again.status_code == 200
+    assert again.json() == first.json()
+    assert again.headers["idempotent-replayed"] == "true"
+    assert count_rows(gateway, "payment_requests") == rows
+
+
+def test_receive_same_key_other_body_is_422(gateway: Gateway) -> None:
+    """Reusing a key for a different request is refused."""
+    headers = {"Idempotency-Key": "order-1002"}
+    assert gateway.post("/receive", json={"amount": 5}, headers=headers).status_code == 200
+    r = gateway.post("/receive", json={"amount": 6}, headers=headers)
+    assert r.status_code == 422 and r.json()["status"] == 422
+
+
+def test_receive_key_released_when_wallet_unreachable(gateway: Gateway) -> None:
+    """A request that provably did nothing (wallet down) can be retried with its key."""
+    headers = {"Idempotency-Key": "order-1003"}
+    gateway.wallet.kill()
+    try:
+        assert gateway.post("/receive", json={"amount": 9}, headers=headers).status_code == 503
+    finally:
+        gateway.wallet.restart()
+    gateway.wait_ready()
+    r = gateway.post("/receive", json={"amount": 9}, headers=headers)
+    assert r.status_code == 200 and "idempotent-replayed" not in r.headers
+
+
+def test_concurrent_payouts_with_one_key_send_once(funded: Gateway, devnet: Devnet) -> None:
+    """Ten concurrent POST /transfer with the same key: one payout, the rest 409 or replays."""
+    recipient = devnet.funder.call("create_address", {"account_index": 0})["address"]
+    body = {"destinations": [{"amount": XMR // 10, "address": recipient}]}
+    headers = {"Idempotency-Key": "payout-77"}
+    payouts_before = count_rows(funded, "payouts")
+
+    def send() -> httpx.Response:
+        with httpx.Client(timeout=60) as client:
+            return client.post(funded.url + "/transfer", json=body, headers=headers)
+
+    with concurrent.futures.ThreadPoolExecutor(10) as pool:
+        answers = list(pool.map(lambda _: send(), range(10)))
+    statuses = sorted(r.status_code for r in answers)
+    assert set(statuses) <= {200, 409}, statuses
+    hashes = {r.json()["tx_hash"] for r in answers if r.status_code == 200}
+    assert len(hashes) == 1
+    assert count_rows(funded, "payouts") == payouts_before + 1
+    # A later retry replays the answer; the journal still holds one payout, sent.
+    again = funded.post("/transfer", json=body, headers=headers)
+    assert again.status_code == 200 and again.json()["tx_hash"] in hashes
+    journal = funded.get("/payouts").json()["payouts"]
+    [entry] = [p for p in journal if p["tx_hash_list"] == [next(iter(hashes))]]
+    assert entry["state"] == "sent" and entry["amount"] == XMR // 10 and entry["fee"] > 0
+    assert count_rows(funded, "payouts") == payouts_before + 1
+
+
+def test_failed_payout_is_journaled_and_replayed(funded: Gateway, devnet: Devnet) -> None:
+    """A refused payout (not enough money) is journaled as failed; its key replays the 400."""
+    recipient = devnet.funder.call("create_address", {"account_index": 0})["address"]
+    body = {"destinations": [{"amount": 10**17, "address": recipient}]}
+    headers = {"Idempotency-Key": "payout-too-big"}
+    first = funded.post("/transfer", json=body, headers=headers)
+    assert first.status_code == 400 and first.json()["code"] == -17
+    again = funded.post("/transfer", json=body, headers=headers)
+    assert again.status_code == 400 and again.json() == first.json()
+    assert again.headers["idempotent-replayed"] == "true"
+    entry = funded.get("/payouts").json()["payouts"][0]
+    assert entry["state"] == "failed" and "money" in entry["error"]
+
+
+def test_bad_idempotency_key_is_400(gateway: Gateway) -> None:
+    """An over-long key is a 400."""
+    r = gateway.post("/receive", json={"amount": 1}, headers={"Idempotency-Key": "k" * 300})
+    assert r.status_code == 400 and "Idempotency-Key" in r.json()["message"]

@@ -1,0 +1,158 @@
+"""API keys and scopes, body limits, callback host allow-list, public bind refusal, secrets."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.integration.gateway import Gateway
+from xmrgate.devnet import free_port
+
+pytestmark = pytest.mark.integration
+
+READ_KEY = "read-key-0123456789abcdef"
+FULL_KEY = "full-key-0123456789abcdef"
+RPC_PASSWORD = "rpc-password-never-logged"
+CALLBACK_SECRET = "callback-secret-never-logged"
+GATEWAY_ARGS = [
+    "--api-key",
+    f"{READ_KEY}:read {FULL_KEY}",
+    "--callback-allow",
+    "127.0.0.1,*.example.com",
+    "--rpc-username",
+    "merchant",
+    "--rpc-password",
+    RPC_PASSWORD,
+    "--callback-secret",
+    CALLBACK_SECRET,
+]
+FULL = {"Authorization": f"Bearer {FULL_KEY}"}
+READ = {"Authorization": f"Bearer {READ_KEY}"}
+
+
+@pytest.fixture(scope="module", params=["sqlite"])
+def gateway(request: pytest.FixtureRequest, devnet, tmp_path_factory):  # type: ignore[no-untyped-def]
+    """Security behaviour does not depend on the database: one backend is enough."""
+    from tests.integration.gateway import close_gateway, start_gateway
+
+    gw = start_gateway(devnet, request.param, tmp_path_factory.mktemp("sec"), GATEWAY_ARGS)
+    yield gw
+    close_gateway(gw)
+
+
+def test_requests_without_key_are_401(gateway: Gateway) -> None:
+    """Every API endpoint wants a key: 401 JSON with WWW-Authenticate."""
+    for method, path in [
+        ("GET", "/balance"),
+        ("POST", "/receive"),
+        ("GET", "/receive/8abc"),
+        ("POST", "/transfer"),
+        ("GET", "/transfer/" + "ab" * 32),
+        ("GET", "/payouts"),
+    ]:
+        r = gateway.client.request(method, gateway.url + path, json={"amount": 1})
+        assert r.status_code == 401, (method, path, r.text)
+        assert r.json()["status"] == 401
+        assert r.headers["www-authenticate"] == "Bearer"
+
+
+def test_wrong_key_is_401(gateway: Gateway) -> None:
+    """An unknown key is refused."""
+    r = gateway.get("/balance", headers={"Authorization": "Bearer not-a-key-at-all-xyz"})
+    assert r.status_code == 401 and r.json()["message"] == "invalid API key"
+
+
+def test_scopes(gateway: Gateway) -> None:
+    """A read key reads but cannot create requests or pay; a full key can."""
+    assert gateway.get("/balance", headers=READ).status_code == 200
+    r = gateway.post("/receive", json={"amount": 1}, headers=READ)
+    assert r.status_code == 403 and "receive" in r.json()["message"]
+    r = gateway.post(
+        "/transfer", json={"destinations": [{"amount": 1, "address": "x"}]}, headers=READ
+    )
+    assert r.status_code == 403 and "transfer" in r.json()["message"]
+    r = gateway.post("/receive", json={"amount": 1}, headers=FULL)
+    assert r.status_code == 200
+    address = r.json()["address"]
+    assert gateway.get(f"/receive/{address}", headers=READ).status_code == 200
+
+
+def test_health_and_checkout_need_no_key(gateway: Gateway) -> None:
+    """/health and the customer's checkout page stay open."""
+    assert gateway.get("/health").status_code == 200
+    address = gateway.post("/receive", json={"amount": 1}, headers=FULL).json()["address"]
+    assert gateway.get(f"/pay/{address}").status_code == 200
+
+
+def test_callback_allow_list(gateway: Gateway) -> None:
+    """callback_url hosts must match --callback-allow."""
+    for url in ("http://evil.test/cb", "http://example.com.evil.test/x"):
+        r = gateway.post("/receive", json={"amount": 1, "callback_url": url}, headers=FULL)
+        assert r.status_code == 400 and "not allowed" in r.json()["message"]
+    for url in ("http://127.0.0.1:9/cb?x=1", "https://shop.example.com/hook"):
+        r = gateway.post("/receive", json={"amount": 1, "callback_url": url}, headers=FULL)
+        assert r.status_code == 200, r.text
+
+
+def test_body_size_limit(gateway: Gateway) -> None:
+    """A body over 64 KB is refused with 413 before it is parsed."""
+    big = b'{"amount": 1, "description": "' + b"x" * 70000 + b'"}'
+    r = gateway.post("/receive", content=big, headers={**FULL, "content-type": "application/json"})
+    assert r.status_code == 413 and r.json()["status"] == 413
+
+
+def test_secrets_never_in_logs_or_errors(gateway: Gateway) -> None:
+    """The RPC password, API keys and the callback secret appear in no log line or answer."""
+    answers = [
+        gateway.get("/balance", headers={"Authorization": f"Bearer {FULL_KEY}x"}).text,
+        gateway.post("/receive", content=b"{", headers=FULL).text,
+    ]
+    gateway.wallet.kill()
+    try:
+        answers.append(gateway.post("/receive", json={"amount": 1}, headers=FULL).text)
+        answers.append(gateway.get("/balance", headers=FULL).text)
+    finally:
+        gateway.wallet.restart()
+    gateway.wait_ready()
+    log = gateway.log_path.read_text()
+    assert "wallet-rpc" in log  # the log is really there
+    for secret in (RPC_PASSWORD, CALLBACK_SECRET, READ_KEY, FULL_KEY):
+        assert secret not in log
+        assert all(secret not in a for a in answers)
+
+
+def test_public_bind_without_keys_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Binding a non-loopback address without API keys exits with a clear message."""
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "xmrgate",
+            "serve",
+            "--bind",
+            f"0.0.0.0:{free_port()}",
+            "--sqlite",
+            str(tmp_path / "x.sqlite3"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode != 0
+    assert "refusing to serve" in result.stderr and "--api-key" in result.stderr
+
+
+def test_bad_api_key_config_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A too-short key or an unknown scope is a configuration error, not a crash."""
+    for spec in ("short", "long-enough-key-1234:admin"):
+        result = subprocess.run(
+            [sys.executable, "-m", "xmrgate", "serve", "--api-key", spec],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert result.returncode != 0
+        assert "invalid configuration" in result.stderr
+        assert "Traceback" not in result.stderr
