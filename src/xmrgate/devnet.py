@@ -10,6 +10,19 @@ ports; every process is ended by PID in :meth:`Devnet.stop`.
 
 Another process can drive a running network through a small JSON state file
 (:meth:`Devnet.write_state` / :meth:`Devnet.attach`).
+
+Regtest gotchas handled here (monero 0.18.0.0 as packaged by Debian):
+
+* ``monerod --regtest`` without ``--no-zmq`` binds 18082; all ports here are free ones.
+* Both programs default to ``--rpc-ssl autodetect`` and then generate an RSA
+  certificate at start (~1.5 s of CPU); ``--rpc-ssl disabled`` avoids that. The
+  wallet still spends ~1.5 s generating one on every ``create_wallet`` and
+  ``open_wallet`` (its bitmessage client), which cannot be switched off.
+* wallet-rpc 0.18.0 loops forever (100% CPU, ignores SIGTERM) in ``transfer``
+  when the chain has exactly 76 unlocked RingCT outputs; see
+  :meth:`Devnet.ensure_decoy_safe`.
+* A transaction just accepted by an offline monerod is briefly held for
+  Dandelion++ and left out of block templates; :meth:`Devnet.mine` waits for it.
 """
 
 from __future__ import annotations
@@ -44,6 +57,13 @@ WALLET_RPC = "monero-wallet-rpc"
 #: Wallet-rpc errors that mean "the funder has no spendable outputs right now".
 _NOT_ENOUGH_CODES = frozenset({-17, -19})
 _NOT_ENOUGH_TEXTS = ("not enough money", "not enough unlocked", "not enough outputs")
+
+#: CRYPTONOTE_DEFAULT_TX_SPENDABLE_AGE: outputs younger than this many blocks are locked.
+_SPENDABLE_AGE = 10
+#: Outputs wallet2 0.18 asks the daemon for per RingCT input: (16 * 1.5 + 1) + (60 - 10).
+_DECOY_REQUEST = 75
+#: Unlocked RingCT outputs from which wallets choose decoys without trouble.
+SAFE_RCT_OUTPUTS = 100
 
 _STARTUP_TIMEOUT = 60.0
 _POLL_INTERVAL = 0.15
@@ -350,12 +370,22 @@ class Devnet:
     def start(self, initial_blocks: int = 80) -> None:
         """Start monerod and the funder wallet, and mine ``initial_blocks`` to it.
 
+        When ``initial_blocks > 0`` a few more blocks are mined until the chain
+        has :data:`SAFE_RCT_OUTPUTS` unlocked outputs (see
+        :meth:`ensure_decoy_safe`); with the default the height ends near 111.
+        The chain always starts empty (monerod wipes a regtest database unless
+        told otherwise); a funder wallet left in ``workdir`` is replaced.
+
         On any failure every process already started is ended and
         :class:`DevnetError` (with log tails) is raised.
         """
         if self.daemon_pid is not None:
             raise DevnetError("devnet already started")
         self.workdir.mkdir(parents=True, exist_ok=True)
+        for stale in ("", ".keys", ".address.txt"):
+            (self.workdir / self.FUNDER_WALLET / f"{self.FUNDER_WALLET}{stale}").unlink(
+                missing_ok=True
+            )
         _LIVE.add(self)
         ok = False
         try:
@@ -376,6 +406,7 @@ class Devnet:
             self.funder_address = funder.call("get_address", {"account_index": 0})["address"]
             if initial_blocks > 0:
                 self.mine(initial_blocks)
+                self.ensure_decoy_safe(force=True)
             funder.call("refresh", timeout=120)
             ok = True
         finally:
@@ -496,11 +527,11 @@ class Devnet:
             "--wallet-dir",
             str(wallet_dir),
             "--shared-ringdb-dir",
-            os.environ.get("XMRGATE_DEVNET_RINGDB", str(wallet_dir / ".shared-ringdb")),
+            str(wallet_dir / ".shared-ringdb"),
             "--log-file",
             str(log_path),
             "--log-level",
-            "0",
+            os.environ.get("XMRGATE_DEVNET_WALLET_LOG_LEVEL", "0"),
             "--non-interactive",
             "--no-dns",
         ]
@@ -605,16 +636,71 @@ class Devnet:
         return int(self._daemon_rpc("get_info")["height"])
 
     def mine(self, blocks: int = 1, address: str | None = None) -> int:
-        """Mine ``blocks`` blocks (to the funder by default); return the new daemon height."""
+        """Mine ``blocks`` blocks (to the funder by default); return the new daemon height.
+
+        Waits first (briefly) until every pool transaction is minable, so a
+        transaction sent just before is included in the first block.
+        """
         target = address or self.funder_address
         if not target:
             raise DevnetError("no address to mine to")
         if blocks > 0:
+            self.wait_pool_relayed()
             self._daemon_rpc(
                 "generateblocks",
                 {"amount_of_blocks": blocks, "wallet_address": target},
                 timeout=max(60.0, blocks * 1.0),
             )
+        return self.height()
+
+    def wait_pool_relayed(self, timeout: float = 10.0) -> bool:
+        """Wait until no pool transaction is still waiting to be relayed; True if none is.
+
+        monerod (offline) first holds a new transaction for Dandelion++ and
+        leaves it out of block templates until its P2P thread has given up
+        relaying it (``relayed: false`` in ``/get_transaction_pool``), usually
+        a few milliseconds after the wallet returned. Mining in that window
+        leaves the transaction in the pool.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            txs = self._daemon_other("get_transaction_pool").get("transactions") or []
+            waiting = [t for t in txs if not t.get("relayed") and not t.get("do_not_relay")]
+            if not waiting:
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
+
+    def unlocked_rct_outputs(self) -> int:
+        """Number of RingCT outputs old enough to be used as decoys (what wallets count)."""
+        dist = self._daemon_rpc(
+            "get_output_distribution",
+            {"amounts": [0], "cumulative": True, "from_height": 0, "binary": False},
+        )["distributions"][0]["distribution"]
+        if len(dist) < _SPENDABLE_AGE:
+            return 0
+        return int(dist[len(dist) - _SPENDABLE_AGE])
+
+    def ensure_decoy_safe(self, force: bool = False) -> int:
+        """Mine until wallets on this chain cannot hang in decoy selection; return the height.
+
+        monero-wallet-rpc 0.18.0 loops forever in ``transfer`` when the chain
+        has 76 unlocked RingCT outputs: it asks for 75 distinct decoy
+        candidates but its gamma picker can reach one fewer (fixed upstream in
+        0.18.2, monero PR #8794). Chains with at most 75 such outputs are
+        fine (the wallet takes them all), and so are chains with
+        :data:`SAFE_RCT_OUTPUTS` or more. This mines to the funder while the
+        count is in between, or (``force``) whenever it is below
+        :data:`SAFE_RCT_OUTPUTS`, so that a growing chain never crosses the
+        bad spot later.
+        """
+        for _ in range(50):
+            count = self.unlocked_rct_outputs()
+            if count >= SAFE_RCT_OUTPUTS or (count <= _DECOY_REQUEST and not force):
+                break
+            # every block unlocks at least one more (coinbase) output
+            self.mine(SAFE_RCT_OUTPUTS - count)
         return self.height()
 
     def pop_blocks(self, n: int) -> None:
@@ -650,6 +736,7 @@ class Devnet:
         dests = [{"address": a, "amount": int(v)} for a, v in destinations]
         with self._lock:
             funder = self.funder
+            self.ensure_decoy_safe()
             funder.call("refresh", timeout=120)
             tx_hash = ""
             for attempt in range(6):
@@ -665,6 +752,7 @@ class Devnet:
                         timeout=120,
                     )
                     tx_hash = str(res["tx_hash"])
+                    self.wait_pool_relayed()
                     break
                 except DevnetError as exc:
                     if attempt == 5 or not _is_not_enough(exc):

@@ -38,8 +38,7 @@ def devnet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Devnet]:
 @pytest.fixture(scope="module")
 def merchant(devnet: Devnet) -> tuple[WalletRpc, str]:
     rpc = devnet.start_wallet_rpc("merchant")
-    rpc.call("create_wallet", {"filename": "merchant", "language": "English"})
-    rpc.call("open_wallet", {"filename": "merchant"})
+    rpc.call("create_wallet", {"filename": "merchant", "language": "English"})  # also opens it
     address = rpc.call("get_address", {"account_index": 0})["address"]
     return rpc, address
 
@@ -104,19 +103,33 @@ def test_pay_after_funder_runs_dry(devnet: Devnet, merchant: tuple[WalletRpc, st
     _, address = merchant
     funder = devnet.funder
     funder.call("refresh")
-    unlocked = funder.call("get_balance", {"account_index": 0})["unlocked_balance"]
-    devnet.pay(address, unlocked - 10**12)  # spends every unlocked output
-    before = devnet.height()
-    hashes = {devnet.pay(address, 5 * 10**12) for _ in range(6)}
-    assert len(hashes) == 6
-    assert devnet.height() > before  # it had to mine
+    outs = funder.call("incoming_transfers", {"transfer_type": "available"})["transfers"]
+    frozen = [o["key_image"] for o in outs if o["unlocked"]]
+    for key_image in frozen:  # make every spendable output unusable for now
+        funder.call("freeze", {"key_image": key_image})
+    try:
+        assert funder.call("get_balance")["unlocked_balance"] == 0
+        before = devnet.height()
+        txid = devnet.pay(address, 5 * 10**12, mine_blocks=1)
+        assert len(txid) == 64
+        assert devnet.height() > before + 1  # it had to mine before paying
+        assert devnet.pool_hashes() == []
+    finally:
+        for key_image in frozen:
+            funder.call("thaw", {"key_image": key_image})
+
+
+def test_consecutive_payments(devnet: Devnet, merchant: tuple[WalletRpc, str]) -> None:
+    _, address = merchant
+    hashes = [devnet.pay(address, 10**9 * (i + 1)) for i in range(8)]
+    assert len(set(hashes)) == 8
+    assert set(hashes) <= set(devnet.pool_hashes())
     devnet.mine(1)
     assert devnet.pool_hashes() == []
 
 
 def test_wallet_rpc_kill_and_restart(devnet: Devnet) -> None:
     rpc = devnet.start_wallet_rpc("restartable")
-    rpc.call("create_wallet", {"filename": "r", "language": "English"})
     old_pid, port = rpc.pid, rpc.port
     rpc.kill()
     assert _pid_gone(old_pid)
@@ -127,7 +140,6 @@ def test_wallet_rpc_kill_and_restart(devnet: Devnet) -> None:
     with pytest.raises(DevnetError) as info:
         rpc.call("store")  # no wallet open after a restart
     assert info.value.code == -13
-    rpc.call("open_wallet", {"filename": "r"})
     rpc.stop()
     rpc.stop()  # idempotent
     assert _pid_gone(rpc.pid)
