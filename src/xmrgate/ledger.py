@@ -10,7 +10,7 @@ Money is an ``int`` of piconero throughout.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
@@ -205,19 +205,20 @@ _STEP_ORDER = {
 
 
 def _steps(
-    old: TransferState | None, new: TransferState, zero_conf: bool
+    old: TransferState | None, new: TransferState, zero_conf: bool, announced: bool = False
 ) -> tuple[TransferState, ...]:
     """The announced steps from ``old`` to ``new``.
 
     A gone transfer that comes back starts over. A move backwards (a reorg that puts
     a mined transfer back into the pool) is recorded silently: its next
     confirmation is announced again. Pool sightings and their loss are announced
-    only in zero-conf mode.
+    only in zero-conf mode, except the loss of a pool transfer whose confirmation
+    was announced before (``announced``): whoever heard "confirmed" must hear "gone".
     """
     if old is TransferState.GONE:
         old = None
     if new is TransferState.GONE:
-        if old is None or (old is TransferState.POOL and not zero_conf):
+        if old is None or (old is TransferState.POOL and not zero_conf and not announced):
             return ()
         return (TransferState.GONE,)
     steps = _TRANSITIONS.get((old, new), ())
@@ -235,6 +236,7 @@ def reconcile(
     chain_height: int,
     now: int,
     zero_conf: bool,
+    announced: Collection[tuple[str, int]] = frozenset(),
 ) -> Reconciliation:
     """Compare what the wallet reports with what is stored.
 
@@ -242,7 +244,9 @@ def reconcile(
     can be touched to its expected amount; observations of other subaddresses are
     ignored. ``stored`` holds ALL transfers of those requests (coverage needs them
     all). A stored transfer that is still pending or mined at or above
-    ``window_start`` but no longer reported is gone.
+    ``window_start`` but no longer reported is gone. ``announced`` holds the keys of
+    stored pool transfers whose last event was a confirmation (a reorg put them
+    back into the pool): their loss is announced even without zero-conf.
 
     Returns the transfers whose stored form changes and, per request in callback
     order, the events with the coverage at the moment of each event.
@@ -283,7 +287,9 @@ def reconcile(
             continue
         if old.state is TransferState.POOL or old.height >= window_start:
             final[key] = replace(old, state=TransferState.GONE)
-            steps_by_key[key] = _steps(old.state, TransferState.GONE, zero_conf)
+            steps_by_key[key] = _steps(
+                old.state, TransferState.GONE, zero_conf, announced=key in announced
+            )
 
     events: list[Event] = []
     by_index: dict[int, list[tuple[tuple[str, int], TransferState]]] = {}

@@ -18,11 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncConnection
+
 from xmrgate import ledger
 from xmrgate.errors import XmrgateError
 from xmrgate.store import payments
 from xmrgate.store.db import Database
-from xmrgate.store.outbox import insert_events
+from xmrgate.store.outbox import insert_events, last_event_kinds
 from xmrgate.views import callback_json
 from xmrgate.wallet import WalletClient
 
@@ -120,6 +122,7 @@ class SyncEngine:
             indices |= await payments.subaddr_indices_in_window(conn, start)
             requests = await payments.requests_by_index(conn, indices) if indices else {}
             stored = await payments.transfers_of(conn, [r.id for r in requests.values()])
+            announced = await self._confirmed_in_pool(conn, stored, requests)
             outcome = ledger.reconcile(
                 expected_by_index={i: r.amount for i, r in requests.items()},
                 stored=stored,
@@ -128,6 +131,7 @@ class SyncEngine:
                 chain_height=height,
                 now=int(time.time()),
                 zero_conf=self._zero_conf,
+                announced=announced,
             )
             if outcome.changed:
                 await payments.save_transfers(
@@ -164,6 +168,27 @@ class SyncEngine:
                 event.transfer.amount,
             )
         return TickResult(ran=True, changed=len(outcome.changed), events=len(rows))
+
+    async def _confirmed_in_pool(
+        self,
+        conn: AsyncConnection,
+        stored: list[ledger.Transfer],
+        requests: dict[int, payments.PaymentRequest],
+    ) -> set[tuple[str, int]]:
+        """Pool transfers whose last callback said "confirmed" or "unlocked".
+
+        A reorg can put a mined transfer back into the pool silently; if it is then
+        dropped, the merchant who was told it confirmed must be told it is gone,
+        zero-conf or not. (In zero-conf mode every loss is announced anyway.)
+        """
+        pool = [t for t in stored if t.state is ledger.TransferState.POOL]
+        if self._zero_conf or not pool:
+            return set()
+        kinds = await last_event_kinds(conn, {requests[t.subaddr_index].id for t in pool})
+        mined = {ledger.EventKind.CONFIRMED.value, ledger.EventKind.UNLOCKED.value}
+        return {
+            t.key for t in pool if kinds.get((requests[t.subaddr_index].id, t.tx_hash)) in mined
+        }
 
     async def run(self, stop: asyncio.Event, interval: float) -> None:
         """Tick every ``interval`` seconds until ``stop``; a failed tick is logged, not fatal."""

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from typing import Any
 
 from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from xmrgate import __version__
@@ -45,6 +47,48 @@ class MoneroPayHeaders:
         await self.app(scope, receive, send_with_header)
 
 
+ERROR_SCHEMA = {
+    "type": "object",
+    "required": ["status", "message"],
+    "properties": {
+        "status": {"type": "integer", "description": "the HTTP status code"},
+        "code": {"type": "integer", "description": "monero-wallet-rpc error code, if any"},
+        "message": {"type": "string"},
+    },
+}
+ERROR_STATUSES = {
+    "400": "Bad input",
+    "401": "API key missing or invalid",
+    "403": "API key lacks the scope",
+    "404": "Not found",
+    "413": "Request body too large",
+    "503": "Wallet or database unavailable",
+    "504": "Wallet timed out",
+}
+
+
+def _openapi_with_error_shape(app: FastAPI) -> dict[str, Any]:
+    """FastAPI documents 422 validation errors; xmrgate answers 400 in its own shape."""
+    if app.openapi_schema:
+        return app.openapi_schema
+    schema = get_openapi(
+        title=app.title, version=app.version, description=app.description, routes=app.routes
+    )
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    components.pop("HTTPValidationError", None)
+    components.pop("ValidationError", None)
+    components["Error"] = ERROR_SCHEMA
+    ref = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+    for path_item in schema.get("paths", {}).values():
+        for operation in path_item.values():
+            responses = operation.setdefault("responses", {})
+            responses.pop("422", None)
+            for status, description in ERROR_STATUSES.items():
+                responses.setdefault(status, {"description": description, **ref})
+    app.openapi_schema = schema
+    return schema
+
+
 def create_app(settings: Settings, services: Services | None = None) -> FastAPI:
     """Build the app; its lifespan starts and stops the background loops."""
     services = services or Services.build(settings)
@@ -70,6 +114,7 @@ def create_app(settings: Settings, services: Services | None = None) -> FastAPI:
     app.include_router(wallet_status.router)
     if settings.checkout:
         app.include_router(build_router(settings))
+    app.openapi = lambda: _openapi_with_error_shape(app)  # type: ignore[method-assign]
     app.add_middleware(MoneroPayHeaders, services=services)
     app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes)
     return app

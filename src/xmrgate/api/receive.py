@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import logging
+import uuid
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
@@ -11,7 +12,7 @@ from fastapi import APIRouter, Query, Request
 
 from xmrgate.api.deps import ServicesDep
 from xmrgate.api.idempotency import run_idempotent
-from xmrgate.api.schemas import ReceiveRequest
+from xmrgate.api.schemas import ReceiveRequest, looks_like_address
 from xmrgate.api.security import require
 from xmrgate.errors import InvalidInput, NotFound, SubaddressTaken
 from xmrgate.store.outbox import OutboxEvent
@@ -20,7 +21,13 @@ from xmrgate.views import receive_status_json, rfc3339
 log = logging.getLogger(__name__)
 router = APIRouter()
 
-MAX_ADDRESS_LENGTH = 128
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _opt_time(value: Any) -> str | None:
@@ -114,7 +121,7 @@ async def get_payment_status(
     """Totals and transfers of a payment request, from the database (never the wallet)."""
     if min is not None and max is not None and min > max:
         raise InvalidInput(f"min ({min}) must not be greater than max ({max})")
-    status = await services.payments.status(address) if len(address) <= MAX_ADDRESS_LENGTH else None
+    status = await services.payments.status(address) if looks_like_address(address) else None
     if status is None:
         raise NotFound("no payment request for this address")
     return receive_status_json(status.request, status.transfers, status.chain_height, min, max)
@@ -123,7 +130,7 @@ async def get_payment_status(
 @router.delete("/receive/{address}", dependencies=[require("receive")])
 async def delete_payment_request(address: str, services: ServicesDep) -> dict[str, Any]:
     """Forget a payment request, its transfers and its undelivered callbacks."""
-    if len(address) > MAX_ADDRESS_LENGTH or not await services.payments.delete(address):
+    if not looks_like_address(address) or not await services.payments.delete(address):
         raise NotFound("no payment request for this address")
     return {"address": address, "deleted": True}
 
@@ -131,7 +138,7 @@ async def delete_payment_request(address: str, services: ServicesDep) -> dict[st
 @router.get("/receive/{address}/callbacks", dependencies=[require("read")])
 async def list_callbacks(address: str, services: ServicesDep) -> dict[str, Any]:
     """Every callback event of a payment request with its delivery record."""
-    request = await services.payments.get(address) if len(address) <= MAX_ADDRESS_LENGTH else None
+    request = await services.payments.get(address) if looks_like_address(address) else None
     if request is None:
         raise NotFound("no payment request for this address")
     return {"callbacks": [event_json(e) for e in await services.outbox.for_request(request.id)]}
@@ -144,10 +151,12 @@ async def list_callbacks(address: str, services: ServicesDep) -> dict[str, Any]:
 )
 async def retry_callback(address: str, event_id: str, services: ServicesDep) -> dict[str, Any]:
     """Deliver one callback again, now."""
-    request = await services.payments.get(address) if len(address) <= MAX_ADDRESS_LENGTH else None
+    request = await services.payments.get(address) if looks_like_address(address) else None
     if request is None:
         raise NotFound("no payment request for this address")
-    event = await services.outbox.retry_now(request.id, event_id[:64])
+    event = (
+        await services.outbox.retry_now(request.id, event_id[:64]) if _is_uuid(event_id) else None
+    )
     if event is None:
         raise NotFound("no such callback event for this address")
     services.callbacks.wake()

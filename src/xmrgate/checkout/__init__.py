@@ -13,11 +13,13 @@ Routes:
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
+from xmrgate.api.deps import ServicesDep
+from xmrgate.api.schemas import looks_like_address
 from xmrgate.checkout.money import piconero_to_xmr
 from xmrgate.checkout.page import (
     content_security_policy,
@@ -43,20 +45,10 @@ __all__ = [
     "render_checkout_page",
 ]
 
-# Same bound as /receive: longer strings cannot be addresses and skip the database.
-MAX_ADDRESS_LENGTH = 128
-
-
-def _services(request: Request) -> Services:
-    services: Services = request.app.state.services
-    return services
-
-
-ServicesDep = Annotated[Services, Depends(_services)]
-
 
 async def _load(services: Services, address: str) -> PaymentStatus | None:
-    if len(address) > MAX_ADDRESS_LENGTH:
+    # Same shape check as /receive: what cannot be an address skips the database.
+    if not looks_like_address(address):
         return None
     return await services.payments.status(address)
 

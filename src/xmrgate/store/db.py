@@ -18,10 +18,10 @@ from typing import Any
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Connection, event, text
-from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from xmrgate.errors import DatabaseUnavailable
+from xmrgate.errors import DatabaseUnavailable, InvalidInput
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +78,10 @@ class Database:
             try:
                 async with self.engine.begin() as conn:
                     yield conn
+            except DataError as exc:
+                # The value cannot be stored (e.g. NUL in PostgreSQL text): the
+                # client's input, not an outage.
+                raise InvalidInput("a value in the request cannot be stored") from exc
             except (OperationalError, DBAPIError, OSError) as exc:
                 if isinstance(exc, IntegrityError):
                     raise
@@ -89,6 +93,8 @@ class Database:
         try:
             async with self.engine.connect() as conn:
                 yield conn
+        except DataError as exc:
+            raise InvalidInput("a value in the request cannot be looked up") from exc
         except (OperationalError, DBAPIError, OSError) as exc:
             raise DatabaseUnavailable("database unavailable") from exc
 

@@ -8,12 +8,12 @@ is claimable, which keeps one request's callbacks in order.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, exists, func, insert, or_, select, update
+from sqlalchemy import and_, case, exists, func, insert, or_, select, update
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -79,6 +79,23 @@ async def insert_events(conn: AsyncConnection, rows: Iterable[dict[str, Any]]) -
     ]
     if values:
         await conn.execute(insert(events), values)
+
+
+async def last_event_kinds(
+    conn: AsyncConnection, request_ids: Collection[int]
+) -> dict[tuple[int, str], str]:
+    """The kind of the newest event of each (request id, tx hash), in the caller's transaction."""
+    ids = sorted(request_ids)
+    found: dict[tuple[int, str], str] = {}
+    for i in range(0, len(ids), 500):
+        rows = await conn.execute(
+            select(events.c.request_id, events.c.tx_hash, events.c.kind)
+            .where(events.c.request_id.in_(ids[i : i + 500]))
+            .order_by(events.c.seq)
+        )
+        for request_id, tx_hash, kind in rows:
+            found[(request_id, tx_hash)] = kind
+    return found
 
 
 class OutboxStore:
@@ -176,11 +193,31 @@ class OutboxStore:
             return _event(row) if row else None
 
     async def next_due(self) -> datetime | None:
-        """When the earliest pending event becomes due (None when nothing is pending)."""
+        """When the earliest claimable event becomes due (None when nothing is pending).
+
+        Only the head of each request counts (the events queued behind it wait for it,
+        whatever their own ``next_attempt_at``), and a claimed head is due when its
+        claim expires: otherwise a request with one event in backoff, or one delivery
+        in flight, would make the worker poll in a tight loop.
+        """
+        earlier = events.alias("earlier")
+        due = case(
+            (events.c.claimed_until > events.c.next_attempt_at, events.c.claimed_until),
+            else_=events.c.next_attempt_at,
+        )
         async with self._db.read() as conn:
             value = (
                 await conn.execute(
-                    select(func.min(events.c.next_attempt_at)).where(events.c.status == PENDING)
+                    select(func.min(due)).where(
+                        events.c.status == PENDING,
+                        ~exists().where(
+                            and_(
+                                earlier.c.request_id == events.c.request_id,
+                                earlier.c.status == PENDING,
+                                earlier.c.seq < events.c.seq,
+                            )
+                        ),
+                    )
                 )
             ).scalar()
             return _opt(value)
