@@ -117,6 +117,7 @@ class Services:
         self.tasks = [
             asyncio.create_task(self._bootstrap_wallet(), name="wallet-bootstrap"),
             asyncio.create_task(self.callbacks.run(self.stop), name="callbacks"),
+            asyncio.create_task(self._housekeeping(), name="housekeeping"),
         ]
 
     async def close(self) -> None:
@@ -128,6 +129,18 @@ class Services:
         await self.callback_http.aclose()
         await self.wallet.aclose()
         await self.db.dispose()
+
+    async def _housekeeping(self, every: float = 3600.0) -> None:
+        """Delete expired idempotency keys now and then (claims also ignore expired ones)."""
+        while not self.stop.is_set():
+            try:
+                purged = await self.idempotency.purge_expired()
+                if purged:
+                    log.info("purged %d expired idempotency keys", purged)
+            except XmrgateError as exc:
+                log.warning("housekeeping failed: %s", exc.message)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stop.wait(), timeout=every)
 
     async def _bootstrap_wallet(self) -> None:
         """Open (or create) the wallet, then run the sync loop; retry while wallet-rpc is down."""
