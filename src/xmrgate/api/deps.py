@@ -9,8 +9,8 @@ from fastapi import Depends, Request
 from xmrgate.services import Services
 
 
-def get_services(request: Request) -> Services:
-    """The Services the app was created with."""
+async def get_services(request: Request) -> Services:
+    """The Services the app was created with (async: no thread-pool hop per request)."""
     services: Services = request.app.state.services
     return services
 

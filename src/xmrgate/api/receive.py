@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse
 
 from xmrgate.api.deps import ServicesDep
 from xmrgate.api.idempotency import run_idempotent
@@ -111,20 +112,23 @@ async def create_payment_request(
     )
 
 
-@router.get("/receive/{address}", dependencies=[require("read")])
+@router.get("/receive/{address}", dependencies=[require("read")], response_model=None)
 async def get_payment_status(
     address: str,
     services: ServicesDep,
     min: Annotated[int | None, Query(ge=0, le=2**31 - 1)] = None,
     max: Annotated[int | None, Query(ge=0, le=2**31 - 1)] = None,
-) -> dict[str, Any]:
+) -> JSONResponse:
     """Totals and transfers of a payment request, from the database (never the wallet)."""
     if min is not None and max is not None and min > max:
         raise InvalidInput(f"min ({min}) must not be greater than max ({max})")
     status = await services.payments.status(address) if looks_like_address(address) else None
     if status is None:
         raise NotFound("no payment request for this address")
-    return receive_status_json(status.request, status.transfers, status.chain_height, min, max)
+    # Built directly: the body is plain JSON types, FastAPI's encoder pass is not needed.
+    return JSONResponse(
+        receive_status_json(status.request, status.transfers, status.chain_height, min, max)
+    )
 
 
 @router.delete("/receive/{address}", dependencies=[require("receive")])

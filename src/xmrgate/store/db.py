@@ -55,8 +55,10 @@ class Database:
             kwargs["connect_args"] = {"timeout": 30}
         else:
             kwargs.update(
-                pool_size=10,
-                max_overflow=10,
+                # Enough for a busy read path: overflow connections are closed on
+                # return, and opening PostgreSQL sessions is costly.
+                pool_size=20,
+                max_overflow=20,
                 pool_timeout=5,
                 # Fail fast when PostgreSQL is down instead of hanging a request.
                 connect_args={"timeout": 5, "command_timeout": 30},
@@ -88,10 +90,16 @@ class Database:
                 raise DatabaseUnavailable("database unavailable") from exc
 
     @contextlib.asynccontextmanager
-    async def read(self) -> AsyncIterator[AsyncConnection]:
-        """A read-only connection (its implicit transaction is rolled back at the end)."""
+    async def read(self, *, autocommit: bool = False) -> AsyncIterator[AsyncConnection]:
+        """A read-only connection (its implicit transaction is rolled back at the end).
+
+        ``autocommit``: no transaction at all, for single-statement reads where the
+        BEGIN/ROLLBACK round trips would cost more than the query.
+        """
         try:
             async with self.engine.connect() as conn:
+                if autocommit:
+                    await conn.execution_options(isolation_level="AUTOCOMMIT")
                 yield conn
         except DataError as exc:
             raise InvalidInput("a value in the request cannot be looked up") from exc

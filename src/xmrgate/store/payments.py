@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import bindparam, delete, func, insert, select, update
-from sqlalchemy.engine import RowMapping
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -47,7 +47,7 @@ class PaymentStatus:
     chain_height: int
 
 
-def _request(row: RowMapping) -> PaymentRequest:
+def _request(row: Mapping[Any, Any]) -> PaymentRequest:
     return PaymentRequest(
         id=row["id"],
         address=row["address"],
@@ -61,7 +61,7 @@ def _request(row: RowMapping) -> PaymentRequest:
     )
 
 
-def _transfer(row: RowMapping) -> Transfer:
+def _transfer(row: Mapping[Any, Any]) -> Transfer:
     return Transfer(
         tx_hash=row["tx_hash"],
         subaddr_index=row["subaddr_index"],
@@ -73,6 +73,25 @@ def _transfer(row: RowMapping) -> Transfer:
         double_spend_seen=bool(row["double_spend_seen"]),
         state=TransferState(row["state"]),
     )
+
+
+# The hot read, built once: request columns, transfer columns, chain height.
+_REQUEST_KEYS = [c.name for c in payment_requests.c]
+_TRANSFER_KEYS = [c.name for c in transfers.c]
+_STATUS_QUERY = (
+    select(
+        payment_requests,
+        *[c.label(f"t_{c.name}") for c in transfers.c],
+        select(sync_state.c.wallet_height)
+        .where(sync_state.c.id == SYNC_STATE_ID)
+        .scalar_subquery()
+        .label("chain_height"),
+    )
+    .select_from(
+        payment_requests.outerjoin(transfers, transfers.c.request_id == payment_requests.c.id)
+    )
+    .where(payment_requests.c.address == bindparam("address"))
+)
 
 
 class PaymentStore:
@@ -154,15 +173,27 @@ class PaymentStore:
             return bool(result.rowcount)
 
     async def status(self, address: str) -> PaymentStatus | None:
-        """The request, all its transfers and the synced chain height."""
-        async with self._db.read() as conn:
-            request = await request_by_address(conn, address)
-            if request is None:
-                return None
-            rows = await conn.execute(select(transfers).where(transfers.c.request_id == request.id))
-            found = [_transfer(r) for r in rows.mappings()]
-            height = await chain_height(conn) or 0
-        return PaymentStatus(request=request, transfers=found, chain_height=height)
+        """The request, all its transfers and the synced chain height: ONE query.
+
+        This is the hot read path (GET /receive, the checkout page): a single
+        statement on an autocommit connection, so no BEGIN/ROLLBACK round trips.
+        """
+        async with self._db.read(autocommit=True) as conn:
+            rows = (await conn.execute(_STATUS_QUERY, {"address": address})).all()
+        if not rows:
+            return None
+        width = len(payment_requests.c)
+        found = [
+            _transfer(dict(zip(_TRANSFER_KEYS, row[width:-1], strict=True)))
+            for row in rows
+            if row[width] is not None
+        ]
+        first = rows[0]
+        return PaymentStatus(
+            request=_request(dict(zip(_REQUEST_KEYS, first[:width], strict=True))),
+            transfers=found,
+            chain_height=first[-1] or 0,
+        )
 
 
 async def request_by_address(conn: AsyncConnection, address: str) -> PaymentRequest | None:
