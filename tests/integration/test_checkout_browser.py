@@ -3,12 +3,13 @@
 One payment request goes waiting -> seen (partial) -> paid while the page stays
 open: the page must follow by polling, never by reloading. Screenshots of every
 state (phone light/dark, desktop) go to ``test-artifacts/checkout/``; the three
-phone ones in light mode also to ``docs/img/`` for the documentation.
+phone ones in light mode also to ``docs/img/`` when XMRGATE_UPDATE_DOC_IMAGES=1.
 """
 
 from __future__ import annotations
 
 import base64
+import os
 import shutil
 import subprocess
 import threading
@@ -134,7 +135,8 @@ def screenshots(driver: WebDriver, state: str, docs: bool = True) -> None:
     """Phone and desktop, light and dark; the light phone one also to docs/img/."""
     emulate(driver, PHONE)
     phone = screenshot(driver, f"{state}-phone")
-    if docs:
+    # The committed doc images change only when asked: XMRGATE_UPDATE_DOC_IMAGES=1.
+    if docs and os.environ.get("XMRGATE_UPDATE_DOC_IMAGES") == "1":
         DOCS_IMG.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(phone, DOCS_IMG / f"checkout-{state}.png")
     emulate(driver, PHONE, dark=True)
