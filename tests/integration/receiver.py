@@ -67,8 +67,8 @@ class Receiver:
         self.server.server_close()
 
 
-def start_receiver() -> Receiver:
-    """Start a receiver on a free loopback port, serving in a daemon thread."""
+def start_receiver(port: int = 0) -> Receiver:
+    """Start a receiver on loopback (a free port unless ``port`` is given), in a daemon thread."""
     holder: dict[str, Receiver] = {}
 
     class Handler(BaseHTTPRequestHandler):
@@ -99,7 +99,7 @@ def start_receiver() -> Receiver:
         def log_message(self, *_args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
     server.daemon_threads = True
     receiver = Receiver(server=server)
     holder["r"] = receiver
