@@ -93,7 +93,17 @@ class SyncEngine:
             async with self._db.read() as conn:
                 synced = await payments.chain_height(conn)
                 lowest = await payments.lowest_locked_height(conn)
-            # Before the first tick nothing is stored: start at the wallet's height.
+                # Before the first tick: scan all history if requests already exist
+                # (made while the wallet could not be synced), else start at the top.
+                if synced is None and await payments.any_request(conn):
+                    synced = 0
+            if synced is not None and height < synced - self._margin:
+                # A wallet far behind what we synced (restored, rescanning) would make
+                # every newer transfer look gone: wait until it has caught up.
+                log.warning(
+                    "wallet height %d is far below the synced height %d; waiting", height, synced
+                )
+                return TickResult(ran=False, height=height)
             start = ledger.window_start(
                 synced if synced is not None else height, lowest, self._margin
             )
@@ -196,6 +206,8 @@ class SyncEngine:
         while not stop.is_set():
             try:
                 result = await self.tick()
+                if result.seconds > max(5.0, 2 * interval):
+                    log.warning("slow sync tick: %.1fs (%s)", result.seconds, result)
                 if failures:
                     log.info("sync resumed after %d failed ticks", failures)
                 failures = 0

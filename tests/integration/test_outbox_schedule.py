@@ -161,3 +161,25 @@ def test_next_due_none_when_nothing_pending(run: Callable[[Scenario], None]) -> 
         assert await outbox.next_due() is None
 
     run(scenario)
+
+
+def test_retry_now_leaves_a_live_delivery_alone(run: Callable[[Scenario], None]) -> None:
+    """Retrying an event a worker is delivering is a Conflict; once released it is retried."""
+    from xmrgate.errors import Conflict
+
+    async def scenario(db: Database) -> None:
+        outbox = OutboxStore(db)
+        request_id, [event_id] = await new_request(db, 7, 1)
+        [claimed] = await outbox.claim_due("worker-a", 10, lease=60)
+        assert claimed.id == event_id
+        with pytest.raises(Conflict):
+            await outbox.retry_now(request_id, event_id)
+        assert await outbox.claim_due("worker-b", 10, lease=60) == []  # still worker-a's
+        await outbox.record_attempt(
+            event_id, "worker-a", delivered=True, status_code=200, error=None, next_attempt_at=None
+        )
+        again = await outbox.retry_now(request_id, event_id)
+        assert again is not None and again.status == "pending"
+        assert await outbox.retry_now(request_id, str(uuid.uuid4())) is None
+
+    run(scenario)

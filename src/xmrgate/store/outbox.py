@@ -17,6 +17,7 @@ from sqlalchemy import and_, case, exists, func, insert, or_, select, update
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from xmrgate.errors import Conflict
 from xmrgate.store.db import Database, as_utc, utcnow
 from xmrgate.store.tables import events
 
@@ -181,16 +182,36 @@ class OutboxStore:
             return [_event(r) for r in rows.mappings()]
 
     async def retry_now(self, request_id: int, event_id: str) -> OutboxEvent | None:
-        """Make an event due now (again, if it was delivered or failed)."""
+        """Make an event due now (again, if it was delivered or failed).
+
+        None when there is no such event; raises Conflict while a worker is
+        delivering it (clearing its claim would let two deliveries run at once).
+        """
+        now = utcnow()
         async with self._db.write() as conn:
             rows = await conn.execute(
                 update(events)
-                .where(events.c.request_id == request_id, events.c.id == event_id)
-                .values(status=PENDING, next_attempt_at=utcnow(), claimed_until=None)
+                .where(
+                    events.c.request_id == request_id,
+                    events.c.id == event_id,
+                    or_(events.c.claimed_until.is_(None), events.c.claimed_until < now),
+                )
+                .values(status=PENDING, next_attempt_at=now, claimed_by=None, claimed_until=None)
                 .returning(*events.c)
             )
             row = rows.mappings().first()
-            return _event(row) if row else None
+            if row is not None:
+                return _event(row)
+            exists_now = (
+                await conn.execute(
+                    select(events.c.seq).where(
+                        events.c.request_id == request_id, events.c.id == event_id
+                    )
+                )
+            ).first()
+        if exists_now is not None:
+            raise Conflict("this callback is being delivered right now; try again shortly")
+        return None
 
     async def next_due(self) -> datetime | None:
         """When the earliest claimable event becomes due (None when nothing is pending).

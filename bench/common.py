@@ -1,0 +1,611 @@
+"""Shared pieces of the benchmarks: figures, databases, seeding, the gateway process.
+
+Every process and database made here is ended or dropped by the caller's ``finally``
+blocks (processes by PID, databases by name), so an interrupted run leaves nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import random
+import resource
+import secrets
+import signal
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import asyncpg  # type: ignore[import-untyped]
+import httpx
+from sqlalchemy import insert, text
+
+from xmrgate.config import postgres_async_url
+from xmrgate.devnet import Devnet, WalletRpc, free_port
+from xmrgate.store.db import Database
+from xmrgate.store.tables import events, payment_requests, sync_state, transfers
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+PG_ADMIN_URL = os.environ.get("XMRGATE_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
+DB_PREFIX = "xmrgate_bench_"
+BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+# Inserted per statement when seeding (asyncpg's limit is 32767 bound parameters).
+SEED_CHUNK = 2000
+
+
+# --------------------------------------------------------------------------- figures
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One reported number, with its target when the brief sets one.
+
+    ``higher_is_better`` says which side of the target is good: throughput and
+    ratios must reach it, latencies must stay below it.
+    """
+
+    bench: str
+    name: str
+    value: float
+    unit: str
+    target: float | None = None
+    higher_is_better: bool = False
+    note: str = ""
+
+    @property
+    def ratio(self) -> float | None:
+        """``value / target`` (None without a target)."""
+        if self.target is None or self.target == 0:
+            return None
+        return self.value / self.target
+
+    @property
+    def met(self) -> bool | None:
+        """Whether the target is met (None without a target)."""
+        if self.target is None:
+            return None
+        if self.higher_is_better:
+            return self.value >= self.target
+        return self.value < self.target
+
+    def verdict(self) -> str:
+        """``met``/``MISSED`` with the ratio to the target, or ``-``."""
+        if self.target is None or self.ratio is None:
+            return "-"
+        sign = ">=" if self.higher_is_better else "<"
+        word = "met" if self.met else "MISSED"
+        return f"{word} ({self.ratio:.2f}x of {sign}{fmt(self.target)})"
+
+
+@dataclass
+class Context:
+    """What every benchmark gets: the devnet, the options, and where to put results."""
+
+    devnet: Devnet
+    workdir: Path
+    quick: bool
+    repeats: int
+    profile: str  # "auto" | "always" | "never"
+    figures: list[Figure] = field(default_factory=list)
+    rss: list[tuple[str, int]] = field(default_factory=list)
+    profiles: list[tuple[str, str]] = field(default_factory=list)
+
+    def add(self, figure: Figure) -> None:
+        """Record a figure and print it at once with its verdict."""
+        self.figures.append(figure)
+        note = f"  [{figure.note}]" if figure.note else ""
+        print(
+            f"  {figure.name:<52} {fmt(figure.value):>10} {figure.unit:<6} "
+            f"{figure.verdict()}{note}",
+            flush=True,
+        )
+
+    def record_rss(self, phase: str, kib: int | None) -> None:
+        """Remember the peak RSS of a gateway process (KiB) for the summary."""
+        if kib is not None:
+            self.rss.append((phase, kib))
+            print(f"  peak RSS of gateway ({phase}): {kib / 1024:.1f} MiB", flush=True)
+
+
+def fmt(value: float) -> str:
+    """A number with as many digits as it deserves."""
+    if value == 0 or math.isnan(value):
+        return f"{value:g}"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    if abs(value) >= 100:
+        return f"{value:.0f}"
+    if abs(value) >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-quantile (0..1) by nearest rank; NaN for no values."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    rank = max(math.ceil(q * len(ordered)) - 1, 0)
+    return ordered[min(rank, len(ordered) - 1)]
+
+
+def median(values: Sequence[float]) -> float:
+    """Median of the repeats (NaN for none)."""
+    clean = [v for v in values if not math.isnan(v)]
+    return statistics.median(clean) if clean else float("nan")
+
+
+def section(title: str) -> None:
+    """Print a benchmark's heading."""
+    print(f"\n== {title}", flush=True)
+
+
+# --------------------------------------------------------------------------- databases
+
+
+def _run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+def create_database() -> str:
+    """Create a fresh PostgreSQL database; return its libpq-style URL."""
+    name = f"{DB_PREFIX}{uuid.uuid4().hex[:10]}"
+
+    async def run() -> None:
+        conn = await asyncpg.connect(PG_ADMIN_URL)
+        try:
+            await conn.execute(f'CREATE DATABASE "{name}"')
+        finally:
+            await conn.close()
+
+    _run(run())
+    return PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+
+
+def drop_database(url: str) -> None:
+    """Drop a database made by :func:`create_database` (closing its sessions)."""
+    name = url.rsplit("/", 1)[1]
+    if not name.startswith(DB_PREFIX):
+        raise ValueError(f"refusing to drop {name!r}: not a benchmark database")
+
+    async def run() -> None:
+        conn = await asyncpg.connect(PG_ADMIN_URL)
+        try:
+            await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        finally:
+            await conn.close()
+
+    _run(run())
+
+
+@contextmanager
+def fresh_database() -> Iterator[str]:
+    """A new PostgreSQL database for one benchmark, dropped afterwards."""
+    url = create_database()
+    try:
+        yield url
+    finally:
+        drop_database(url)
+
+
+def open_database(url: str) -> Database:
+    """xmrgate's own ``Database`` on a libpq-style URL."""
+    return Database(postgres_async_url(url))
+
+
+# --------------------------------------------------------------------------- seeding
+
+
+def fake_address(rng: random.Random) -> str:
+    """A string shaped like a Monero subaddress (95 base58 characters starting with 8)."""
+    return "8" + "".join(rng.choice(BASE58) for _ in range(94))
+
+
+@dataclass(frozen=True)
+class SeededRequest:
+    """A payment request inserted by the benchmark."""
+
+    id: int
+    address: str
+    subaddr_index: int
+
+
+async def seed_requests(
+    db: Database,
+    count: int,
+    *,
+    first_index: int,
+    rng: random.Random,
+    real: dict[int, str] | None = None,
+    callback_url: str | None = None,
+    created_height: int = 1,
+) -> list[SeededRequest]:
+    """Insert ``count`` open payment requests with subaddress indices from ``first_index``.
+
+    ``real`` maps indices to real wallet addresses; the others get made-up addresses.
+    """
+    real = real or {}
+    now = datetime.now(UTC)
+    rows = []
+    for i in range(first_index, first_index + count):
+        rows.append(
+            {
+                "address": real.get(i) or fake_address(rng),
+                "subaddr_index": i,
+                "amount": 1_000_000_000 + i,
+                "description": f"bench order {i}",
+                "callback_url": callback_url,
+                "return_url": None,
+                "created_at": now,
+                "created_height": created_height,
+            }
+        )
+    async with db.write() as conn:
+        for start in range(0, len(rows), SEED_CHUNK):
+            await conn.execute(insert(payment_requests), rows[start : start + SEED_CHUNK])
+        result = await conn.execute(
+            text(
+                "SELECT id, address, subaddr_index FROM payment_requests "
+                "WHERE subaddr_index >= :lo AND subaddr_index < :hi ORDER BY subaddr_index"
+            ),
+            {"lo": first_index, "hi": first_index + count},
+        )
+        return [SeededRequest(r.id, r.address, r.subaddr_index) for r in result]
+
+
+async def seed_transfers(
+    db: Database,
+    requests: Sequence[SeededRequest],
+    count: int,
+    *,
+    max_height: int,
+    rng: random.Random,
+) -> None:
+    """Insert ``count`` unlocked transfers at heights 1..``max_height``, spread evenly."""
+    now = datetime.now(UTC)
+    rows = []
+    for n in range(count):
+        request = requests[n % len(requests)]
+        height = rng.randint(1, max(max_height, 1))
+        rows.append(
+            {
+                "tx_hash": secrets.token_hex(32),
+                "subaddr_index": request.subaddr_index,
+                "request_id": request.id,
+                "amount": 250_000_000,
+                "fee": 30_000_000,
+                "height": height,
+                "timestamp": 1_700_000_000 + height * 120,
+                "unlock_time": 0,
+                "double_spend_seen": False,
+                "state": "unlocked",
+                "updated_at": now,
+            }
+        )
+    async with db.write() as conn:
+        for start in range(0, len(rows), SEED_CHUNK):
+            await conn.execute(insert(transfers), rows[start : start + SEED_CHUNK])
+
+
+async def seed_events(
+    db: Database, requests: Sequence[SeededRequest], callback_url: str, rng: random.Random
+) -> None:
+    """Insert one due ``transfer.confirmed`` outbox event per request."""
+    now = datetime.now(UTC)
+    rows = []
+    for request in requests:
+        tx_hash = secrets.token_hex(32)
+        payload = {
+            "amount": {
+                "expected": 1_000_000_000,
+                "covered": {"total": 1_000_000_000, "unlocked": 0},
+            },
+            "complete": False,
+            "description": f"bench order {request.subaddr_index}",
+            "created_at": now.isoformat().replace("+00:00", "Z"),
+            "transaction": {
+                "amount": 1_000_000_000,
+                "confirmations": 1,
+                "double_spend_seen": False,
+                "fee": 30_000_000,
+                "height": rng.randint(100, 200),
+                "timestamp": "2026-01-01T00:00:00Z",
+                "tx_hash": tx_hash,
+                "unlock_time": 0,
+                "locked": True,
+            },
+            "event": "transfer.confirmed",
+            "address": request.address,
+        }
+        rows.append(
+            {
+                "id": str(uuid.uuid4()),
+                "request_id": request.id,
+                "kind": "transfer.confirmed",
+                "tx_hash": tx_hash,
+                "callback_url": callback_url,
+                "payload": json.dumps(payload, separators=(",", ":")),
+                "status": "pending",
+                "attempts": 0,
+                "created_at": now,
+                "next_attempt_at": now,
+            }
+        )
+    async with db.write() as conn:
+        for start in range(0, len(rows), SEED_CHUNK):
+            await conn.execute(insert(events), rows[start : start + SEED_CHUNK])
+
+
+async def set_sync_height(db: Database, height: int) -> None:
+    """Store the sync height (as if earlier ticks had run)."""
+    async with db.write() as conn:
+        await conn.execute(sync_state.delete())
+        await conn.execute(
+            insert(sync_state).values(id=1, wallet_height=height, updated_at=datetime.now(UTC))
+        )
+
+
+async def analyze(db: Database) -> None:
+    """Refresh planner statistics after bulk seeding (autovacuum would, later)."""
+    async with db.engine.connect() as conn:
+        await (await conn.execution_options(isolation_level="AUTOCOMMIT")).execute(text("ANALYZE"))
+
+
+async def clear_requests(db: Database) -> None:
+    """Delete every payment request with its transfers and events."""
+    async with db.write() as conn:
+        await conn.execute(text("TRUNCATE payment_requests, transfers, events"))
+
+
+# --------------------------------------------------------------------------- wallet
+
+
+def fresh_wallet(devnet: Devnet, name: str, *, open_wallet: bool) -> WalletRpc:
+    """Start a new wallet-rpc; with ``open_wallet`` also create and open wallet ``wallet``."""
+    wallet = devnet.start_wallet_rpc(f"{name}-{uuid.uuid4().hex[:6]}")
+    if open_wallet:
+        try:
+            wallet.call("create_wallet", {"filename": "wallet", "language": "English"}, timeout=120)
+        except BaseException:
+            wallet.stop()
+            raise
+    return wallet
+
+
+def hostport(url: str) -> tuple[str, int]:
+    """Host and port of an http URL."""
+    parsed = httpx.URL(url)
+    return parsed.host, parsed.port or 80
+
+
+# --------------------------------------------------------------------------- processes
+
+
+def peak_rss_kib(pid: int) -> int | None:
+    """VmHWM (peak resident set) of a live process in KiB, from /proc."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds a process has used so far (0 when it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds all cores of the machine have spent busy since boot (from /proc/stat)."""
+    values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = values[3] + (values[4] if len(values) > 4 else 0)
+    # guest time is already counted in user time
+    return (sum(values[:8]) - idle) / _CLOCK_TICKS
+
+
+def children_cpu_seconds() -> float:
+    """CPU seconds of this process's finished child processes."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+@dataclass(frozen=True)
+class Usage:
+    """CPU used during one measurement, by whom (seconds), and PostgreSQL sessions opened."""
+
+    wall: float
+    gateway: float
+    postgres: float
+    children: float
+    machine: float
+    sessions: int
+    extra: float = 0.0
+
+    @property
+    def others(self) -> float:
+        """CPU seconds used by processes that are not part of this measurement."""
+        return max(self.machine - self.gateway - self.postgres - self.children - self.extra, 0.0)
+
+
+async def _pg_snapshot(db_name: str) -> tuple[dict[int, float], int]:
+    conn = await asyncpg.connect(PG_ADMIN_URL)
+    try:
+        pids = await conn.fetch(
+            "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+            db_name,
+        )
+        sessions = await conn.fetchval(
+            "SELECT sessions FROM pg_stat_database WHERE datname = $1", db_name
+        )
+    finally:
+        await conn.close()
+    return {int(r["pid"]): cpu_seconds(int(r["pid"])) for r in pids}, int(sessions or 0)
+
+
+class Meter:
+    """Measures CPU of the gateway, its PostgreSQL backends, our children and the machine."""
+
+    def __init__(self, gateway_pid: int, pg_url: str, extra_pids: Sequence[int] = ()) -> None:
+        """Meter the gateway, the backends of ``pg_url``'s database and ``extra_pids``."""
+        self.gateway_pid = gateway_pid
+        self.db_name = pg_url.rsplit("/", 1)[1]
+        self.extra_pids = list(extra_pids)
+        self._start: tuple[float, float, dict[int, float], int, float, float, float] | None = None
+
+    def start(self) -> None:
+        """Take the starting snapshot."""
+        backends, sessions = _run(_pg_snapshot(self.db_name))
+        self._start = (
+            time.monotonic(),
+            cpu_seconds(self.gateway_pid),
+            backends,
+            sessions,
+            children_cpu_seconds(),
+            machine_busy_seconds(),
+            sum(cpu_seconds(pid) for pid in self.extra_pids),
+        )
+
+    def stop(self) -> Usage:
+        """Take the closing snapshot and return the differences."""
+        assert self._start is not None
+        wall0, gw0, backends0, sessions0, children0, machine0, extra0 = self._start
+        machine = machine_busy_seconds() - machine0
+        gateway = cpu_seconds(self.gateway_pid) - gw0
+        children = children_cpu_seconds() - children0
+        backends, sessions = _run(_pg_snapshot(self.db_name))
+        # Backends that closed during the run are lost: an undercount, noted in the docs.
+        postgres = sum(cpu - backends0.get(pid, 0.0) for pid, cpu in backends.items())
+        return Usage(
+            wall=time.monotonic() - wall0,
+            gateway=gateway,
+            postgres=postgres,
+            children=children,
+            machine=machine,
+            sessions=sessions - sessions0,
+            extra=sum(cpu_seconds(pid) for pid in self.extra_pids) - extra0,
+        )
+
+
+def stop_process(proc: subprocess.Popen[bytes] | None, timeout: float = 20) -> None:
+    """SIGTERM one process we started (by its PID), then SIGKILL if it lingers."""
+    if proc is None or proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+class GatewayProcess:
+    """``python -m xmrgate serve`` on PostgreSQL and a wallet-rpc, as production runs it."""
+
+    def __init__(
+        self, workdir: Path, wallet_url: str, pg_url: str, extra_args: Sequence[str] = ()
+    ) -> None:
+        """Prepare (not start) a gateway on a free port; its log goes to ``workdir``."""
+        self.workdir = workdir
+        self.wallet_url = wallet_url
+        self.pg_url = pg_url
+        self.extra_args = list(extra_args)
+        self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.started_at = 0.0
+
+    @property
+    def url(self) -> str:
+        """Base URL of the API."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def log_path(self) -> Path:
+        """Where the process's stdout and stderr go."""
+        return self.workdir / f"gateway-{self.port}.log"
+
+    def start(self, *, wait: bool = True) -> None:
+        """Spawn the process; with ``wait``, return once ``/health`` is 200 with a wallet."""
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        cmd = [
+            sys.executable,
+            "-m",
+            "xmrgate",
+            "serve",
+            "--bind",
+            f"127.0.0.1:{self.port}",
+            "--rpc-address",
+            self.wallet_url,
+            "--postgresql",
+            self.pg_url,
+            *self.extra_args,
+        ]
+        with self.log_path.open("ab") as log:
+            self.started_at = time.time()
+            self.proc = subprocess.Popen(
+                cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            )
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self, timeout: float = 90) -> None:
+        """Wait for ``/health`` 200 and the wallet's address header."""
+        deadline = time.monotonic() + timeout
+        with httpx.Client(timeout=5, trust_env=False) as client:
+            while time.monotonic() < deadline:
+                if self.proc is None or self.proc.poll() is not None:
+                    raise RuntimeError(f"gateway exited:\n{self.log_tail()}")
+                try:
+                    r = client.get(self.url + "/health")
+                    if r.status_code == 200 and r.headers.get("x-moneropay-address"):
+                        return
+                except httpx.HTTPError:
+                    pass
+                time.sleep(0.1)
+        raise RuntimeError(f"gateway not ready in {timeout}s:\n{self.log_tail()}")
+
+    def log_tail(self, lines: int = 30) -> str:
+        """The end of the gateway's log (for error messages)."""
+        if not self.log_path.exists():
+            return ""
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+    @property
+    def pid(self) -> int:
+        """PID of the running process."""
+        assert self.proc is not None
+        return self.proc.pid
+
+    def peak_rss_kib(self) -> int | None:
+        """VmHWM of the running process."""
+        return peak_rss_kib(self.proc.pid) if self.proc is not None else None
+
+    def stop(self) -> None:
+        """SIGTERM the process by PID and wait (SIGKILL after 20 s)."""
+        stop_process(self.proc)
+        self.proc = None
+
+
+def pick(rng: random.Random, items: Sequence[str], count: int) -> list[str]:
+    """``count`` items in random order (all of them when there are fewer)."""
+    chosen = list(items)
+    rng.shuffle(chosen)
+    return chosen[:count]
