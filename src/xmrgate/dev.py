@@ -74,7 +74,8 @@ def dev_main(argv: Sequence[str]) -> None:
     elif options.action == "mine":
         print(f"chain height {_attach(workdir).mine(options.blocks)}")
     else:
-        run(workdir, options.bind)
+        command = "xmrgate dev" if options.dir == DEFAULT_DIR else f"xmrgate dev --dir {workdir}"
+        run(workdir, options.bind, command)
 
 
 def _attach(workdir: Path) -> Devnet:
@@ -86,7 +87,7 @@ def _attach(workdir: Path) -> Devnet:
         ) from None
 
 
-def run(workdir: Path, bind: str) -> None:
+def run(workdir: Path, bind: str, command: str = "xmrgate dev") -> None:
     """Start everything, serve until Ctrl-C, then stop every process we started."""
     import uvicorn
 
@@ -118,7 +119,9 @@ def run(workdir: Path, bind: str) -> None:
             )
         )
         url = f"http://{bind}"
-        threading.Thread(target=_announce, args=(url, settings.checkout), daemon=True).start()
+        threading.Thread(
+            target=_announce, args=(url, settings.checkout, command), daemon=True
+        ).start()
 
         def on_term(_signum: int, _frame: FrameType | None) -> None:
             server.should_exit = True
@@ -132,7 +135,7 @@ def run(workdir: Path, bind: str) -> None:
             (workdir / STATE_FILE).unlink()
 
 
-def _announce(url: str, checkout: bool) -> None:
+def _announce(url: str, checkout: bool, command: str) -> None:
     """Wait for the gateway, create a sample request and print how to pay it."""
     with httpx.Client(timeout=10) as client:
         for _ in range(600):
@@ -160,9 +163,9 @@ def _announce(url: str, checkout: bool) -> None:
     lines += [
         "",
         "Pay it as a customer would (from another terminal):",
-        f"  xmrgate dev pay {address} 1.5xmr",
+        f"  {command} pay {address} 1.5xmr",
         "Unlock it (10 confirmations):",
-        "  xmrgate dev mine 10",
+        f"  {command} mine 10",
         "",
         "Create your own:",
         f"""  curl -s -X POST {url}/receive -H 'Content-Type: application/json' \\""",

@@ -359,3 +359,34 @@ def test_wallet_killed_before_saving_never_reuses_a_subaddress(gateway: Gateway)
     later = {gateway.receive(1)["address"] for _ in range(3)}
     assert len(later) == 3
     assert not earlier & later
+
+
+def test_gateway_started_before_wallet_rpc_waits_for_it(
+    devnet: Devnet, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """wallet-rpc not up yet: the gateway serves 503s, logs why, and becomes ready once it is."""
+    from tests.integration.gateway import close_gateway, start_gateway
+
+    gw = start_gateway(devnet, "sqlite", tmp_path_factory.mktemp("early"))
+    try:
+        gw.stop()
+        gw.wallet.kill()
+        gw.start(wait=False)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                r = gw.get("/health")
+                break
+            except Exception:
+                assert time.monotonic() < deadline
+                time.sleep(0.2)
+        assert r.status_code == 503 and r.json()["services"]["walletrpc"] is False
+        assert gw.post("/receive", json={"amount": 1}).status_code == 503
+        time.sleep(1.5)
+        assert gw.proc is not None and gw.proc.poll() is None, "the gateway must not crash"
+        assert "not usable yet" in gw.log_tail()
+        gw.wallet.restart()
+        gw.wait_ready()
+        assert gw.receive(1)["amount"] == 1
+    finally:
+        close_gateway(gw)
