@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -109,21 +110,36 @@ def serve(settings: Settings) -> None:
         log.warning(
             "serving %s WITHOUT authentication (--allow-public-unauthenticated)", settings.bind
         )
-    app = create_app(settings)
+    if settings.workers > 1 and settings.database_kind != "postgresql":
+        raise SystemExit("xmrgate: --workers above 1 needs --postgresql (SQLite has one writer)")
     log.info(
-        "xmrgate %s listening on http://%s (database: %s, wallet-rpc: %s)",
+        "xmrgate %s listening on http://%s (database: %s, wallet-rpc: %s, workers: %d)",
         __version__,
         settings.bind,
         settings.database_kind,
         redact_url(settings.rpc_address),
+        settings.workers,
     )
+    common = {
+        "host": settings.bind_host,
+        "port": settings.bind_port,
+        "log_config": None,
+        "access_log": False,
+        "timeout_graceful_shutdown": 5,
+    }
+    if settings.workers == 1:
+        uvicorn.run(create_app(settings), **common)  # type: ignore[arg-type]
+        return
+    # Worker processes rebuild the same settings; PostgreSQL's advisory lock lets one
+    # of them tick at a time and outbox claims keep each callback to one worker.
+    from xmrgate.api.app import SETTINGS_ENV
+
+    os.environ[SETTINGS_ENV] = settings.to_environment()
     uvicorn.run(
-        app,
-        host=settings.bind_host,
-        port=settings.bind_port,
-        log_config=None,
-        access_log=False,
-        timeout_graceful_shutdown=5,
+        "xmrgate.api.app:app_from_environment",
+        factory=True,
+        workers=settings.workers,
+        **common,  # type: ignore[arg-type]
     )
 
 

@@ -8,6 +8,7 @@ from this model (``cli.py``), so the help text below is the documentation.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -111,6 +112,12 @@ class Settings(BaseSettings):
         None,
         description="Comma-separated host patterns callback URLs must match (e.g. *.shop.com).",
     )
+    workers: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="Gateway processes (PostgreSQL only); they share sync and callbacks safely.",
+    )
     max_body_bytes: int = Field(
         65536, ge=1024, le=10 * 1024 * 1024, description="Largest request body accepted."
     )
@@ -168,6 +175,14 @@ class Settings(BaseSettings):
     def database_kind(self) -> Literal["postgresql", "sqlite"]:
         """Which database backs the store; the health report names it."""
         return "postgresql" if self.postgresql else "sqlite"
+
+    def to_environment(self) -> str:
+        """All settings as JSON, secrets included, for worker processes (see cli.serve)."""
+        values = {
+            k: (v.get_secret_value() if isinstance(v, SecretStr) else v)
+            for k, v in self.model_dump().items()
+        }
+        return json.dumps(values)
 
     def database_url(self) -> str:
         """SQLAlchemy async URL for the configured database."""

@@ -118,3 +118,18 @@ def create_app(settings: Settings, services: Services | None = None) -> FastAPI:
     app.add_middleware(MoneroPayHeaders, services=services)
     app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes)
     return app
+
+
+SETTINGS_ENV = "XMRGATE_SETTINGS_JSON"
+
+
+def app_from_environment() -> FastAPI:
+    """App factory for uvicorn worker processes: settings come from the parent's JSON."""
+    import json
+    import os
+
+    from xmrgate.logs import setup_logging
+
+    settings = Settings(**json.loads(os.environ[SETTINGS_ENV]))
+    setup_logging(settings.log_format)
+    return create_app(settings)
