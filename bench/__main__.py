@@ -55,6 +55,12 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     )
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     parser.add_argument(
+        "--gateway-args",
+        default="",
+        help="extra options for the gateway of the read benchmark, e.g. '--workers 2' "
+        "(CPU per request then counts only the supervisor process)",
+    )
+    parser.add_argument(
         "--keep-workdir", action="store_true", help="keep logs and wallets (printed path)"
     )
     return parser.parse_args(list(argv))
@@ -108,7 +114,12 @@ def main(argv: Sequence[str]) -> int:
     )
     devnet = Devnet(workdir / "devnet")
     ctx = Context(
-        devnet=devnet, workdir=workdir, quick=args.quick, repeats=repeats, profile=args.profile
+        devnet=devnet,
+        workdir=workdir,
+        quick=args.quick,
+        repeats=repeats,
+        profile=args.profile,
+        gateway_args=args.gateway_args.split(),
     )
     failed: list[str] = []
     try:

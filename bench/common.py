@@ -96,6 +96,7 @@ class Context:
     quick: bool
     repeats: int
     profile: str  # "auto" | "always" | "never"
+    gateway_args: list[str] = field(default_factory=list)
     figures: list[Figure] = field(default_factory=list)
     rss: list[tuple[str, int]] = field(default_factory=list)
     profiles: list[tuple[str, str]] = field(default_factory=list)

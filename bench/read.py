@@ -223,7 +223,9 @@ def run(ctx: Context) -> None:
     wallet = fresh_wallet(ctx.devnet, "bench-read", open_wallet=False)
     try:
         with fresh_database() as url:
-            gateway = GatewayProcess(Path(ctx.workdir) / NAME, wallet.url, url)
+            gateway = GatewayProcess(
+                Path(ctx.workdir) / NAME, wallet.url, url, extra_args=ctx.gateway_args
+            )
             try:
                 height = ctx.devnet.height()
                 for n, (requests, stored) in enumerate(DATASETS):
