@@ -73,11 +73,20 @@ class Database:
         await self.engine.dispose()
 
     @contextlib.asynccontextmanager
-    async def write(self) -> AsyncIterator[AsyncConnection]:
-        """A write transaction: committed on success, rolled back on any exception."""
+    async def write(self, *, single_statement: bool = False) -> AsyncIterator[AsyncConnection]:
+        """A write transaction: committed on success, rolled back on any exception.
+
+        ``single_statement``: the caller runs exactly one statement, which is atomic on
+        its own; autocommit saves the BEGIN/COMMIT round trips on a hot path.
+        """
         lock = self._write_lock or contextlib.nullcontext()
         async with lock:
             try:
+                if single_statement:
+                    async with self.engine.connect() as conn:
+                        await conn.execution_options(isolation_level="AUTOCOMMIT")
+                        yield conn
+                    return
                 async with self.engine.begin() as conn:
                     yield conn
             except DataError as exc:

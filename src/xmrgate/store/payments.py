@@ -75,6 +75,10 @@ def _transfer(row: Mapping[Any, Any]) -> Transfer:
     )
 
 
+_SYNCED_HEIGHT = (
+    select(sync_state.c.wallet_height).where(sync_state.c.id == SYNC_STATE_ID).scalar_subquery()
+)
+
 # The hot read, built once: request columns, transfer columns, chain height.
 _REQUEST_KEYS = [c.name for c in payment_requests.c]
 _TRANSFER_KEYS = [c.name for c in transfers.c]
@@ -82,10 +86,7 @@ _STATUS_QUERY = (
     select(
         payment_requests,
         *[c.label(f"t_{c.name}") for c in transfers.c],
-        select(sync_state.c.wallet_height)
-        .where(sync_state.c.id == SYNC_STATE_ID)
-        .scalar_subquery()
-        .label("chain_height"),
+        _SYNCED_HEIGHT.label("chain_height"),
     )
     .select_from(
         payment_requests.outerjoin(transfers, transfers.c.request_id == payment_requests.c.id)
@@ -135,21 +136,25 @@ class PaymentStore:
         callback_url: str | None,
         return_url: str | None,
     ) -> PaymentRequest:
-        async with self._db.write() as conn:
-            height = await chain_height(conn)
-            values = {
-                "address": address,
-                "subaddr_index": subaddr_index,
-                "amount": amount,
-                "description": description,
-                "callback_url": callback_url,
-                "return_url": return_url,
-                "created_at": utcnow(),
-                "created_height": height,
-            }
-            result = await conn.execute(insert(payment_requests).values(**values))
-            (new_id,) = result.inserted_primary_key or (None,)
-        return PaymentRequest(id=int(new_id), **values)  # type: ignore[arg-type]
+        values = {
+            "address": address,
+            "subaddr_index": subaddr_index,
+            "amount": amount,
+            "description": description,
+            "callback_url": callback_url,
+            "return_url": return_url,
+            "created_at": utcnow(),
+        }
+        # One statement: the creation height comes from sync_state in the INSERT itself.
+        async with self._db.write(single_statement=True) as conn:
+            row = (
+                await conn.execute(
+                    insert(payment_requests)
+                    .values(**values, created_height=_SYNCED_HEIGHT)
+                    .returning(payment_requests.c.id, payment_requests.c.created_height)
+                )
+            ).one()
+        return PaymentRequest(id=row[0], created_height=row[1], **values)  # type: ignore[arg-type]
 
     async def highest_subaddr_index(self) -> int:
         """The highest subaddress index any payment request uses (0 when none)."""
