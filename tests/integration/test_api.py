@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.integration.callback_support import TRANSACTION_KEYS
 from tests.integration.gateway import Gateway, count_rows
 from xmrgate.devnet import Devnet
 
@@ -20,17 +21,7 @@ XMR = 10**12
 
 def check_transaction(tx: dict[str, Any]) -> None:
     """Every field of an incoming transaction has the spec's type."""
-    assert set(tx) == {
-        "amount",
-        "confirmations",
-        "double_spend_seen",
-        "fee",
-        "height",
-        "timestamp",
-        "tx_hash",
-        "unlock_time",
-        "locked",
-    }
+    assert set(tx) == TRANSACTION_KEYS
     for key in ("amount", "confirmations", "fee", "height", "unlock_time"):
         assert type(tx[key]) is int, key
     assert type(tx["double_spend_seen"]) is bool

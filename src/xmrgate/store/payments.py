@@ -112,30 +112,6 @@ class PaymentStore:
         return_url: str | None,
     ) -> PaymentRequest:
         """Record a new payment request; its creation height is the last synced height."""
-        try:
-            return await self._insert(
-                address=address,
-                subaddr_index=subaddr_index,
-                amount=amount,
-                description=description,
-                callback_url=callback_url,
-                return_url=return_url,
-            )
-        except IntegrityError as exc:
-            raise SubaddressTaken(
-                f"subaddress index {subaddr_index} is already in use by another request"
-            ) from exc
-
-    async def _insert(
-        self,
-        *,
-        address: str,
-        subaddr_index: int,
-        amount: int,
-        description: str,
-        callback_url: str | None,
-        return_url: str | None,
-    ) -> PaymentRequest:
         values = {
             "address": address,
             "subaddr_index": subaddr_index,
@@ -146,14 +122,19 @@ class PaymentStore:
             "created_at": utcnow(),
         }
         # One statement: the creation height comes from sync_state in the INSERT itself.
-        async with self._db.write(single_statement=True) as conn:
-            row = (
-                await conn.execute(
-                    insert(payment_requests)
-                    .values(**values, created_height=_SYNCED_HEIGHT)
-                    .returning(payment_requests.c.id, payment_requests.c.created_height)
-                )
-            ).one()
+        try:
+            async with self._db.write(single_statement=True) as conn:
+                row = (
+                    await conn.execute(
+                        insert(payment_requests)
+                        .values(**values, created_height=_SYNCED_HEIGHT)
+                        .returning(payment_requests.c.id, payment_requests.c.created_height)
+                    )
+                ).one()
+        except IntegrityError as exc:
+            raise SubaddressTaken(
+                f"subaddress index {subaddr_index} is already in use by another request"
+            ) from exc
         return PaymentRequest(id=row[0], created_height=row[1], **values)  # type: ignore[arg-type]
 
     async def highest_subaddr_index(self) -> int:
