@@ -80,7 +80,6 @@ class SyncEngine:
         self._zero_conf = zero_conf
         self._margin = reorg_margin
         self._on_events = on_events
-        self.last_success: float | None = None
 
     async def tick(self) -> TickResult:
         """One sync pass; raises on wallet or database failure (the loop logs it)."""
@@ -110,7 +109,6 @@ class SyncEngine:
             raw = await self._wallet.incoming_transfers(start, height)
             observed = [o for o in map(observation, raw) if o is not None]
             result = await self._write(height, start, observed)
-        self.last_success = time.time()
         if result.events:
             self._on_events()
         return TickResult(

@@ -132,10 +132,6 @@ class WalletClient:
 
     # -- typed calls -------------------------------------------------------------
 
-    async def get_version(self, *, timeout: float | None = None) -> int:
-        """The wallet-rpc's RPC version (answers even with no wallet open)."""
-        return int((await self.call("get_version", timeout=timeout)).get("version", 0))
-
     async def probe(self, *, timeout: float) -> bool:
         """Liveness for /health: wallet-rpc answers AND has a wallet open."""
         await self._call("get_height", timeout=timeout)
