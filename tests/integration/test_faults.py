@@ -102,6 +102,9 @@ def test_database_cut_then_back(
         assert r.status_code == 503 and r.json()["status"] == 503
         r = gw.post("/receive", json={"amount": 1})
         assert r.status_code == 503
+        page = gw.get(f"/pay/{address}")  # the customer's page stays a page
+        assert page.status_code == 503 and page.headers["content-type"].startswith("text/html")
+        assert "Temporarily unavailable" in page.text and "payment is safe" in page.text
         devnet.pay(address, 7777, mine_blocks=11)  # paid and unlocked while the DB is away
         time.sleep(2)  # several failed ticks
     finally:

@@ -26,12 +26,13 @@ from xmrgate.checkout.page import (
     current_uri,
     render_checkout_page,
     render_not_found,
+    render_unavailable,
     security_headers,
 )
 from xmrgate.checkout.qr import payment_uri, qr_svg
 from xmrgate.checkout.status import CheckoutStatus, checkout_status
 from xmrgate.config import Settings
-from xmrgate.errors import NotFound
+from xmrgate.errors import DatabaseUnavailable, NotFound
 from xmrgate.services import Services
 from xmrgate.store.payments import PaymentStatus
 
@@ -65,7 +66,18 @@ def build_router(settings: Settings) -> APIRouter:
     @router.get("/pay/{address}", response_class=HTMLResponse, include_in_schema=False)
     async def checkout_page(address: str, services: ServicesDep) -> HTMLResponse:
         """The checkout page of a payment request."""
-        found = await _load(services, address)
+        try:
+            found = await _load(services, address)
+        except DatabaseUnavailable:
+            # A customer gets a page, not the API's JSON error.
+            return HTMLResponse(
+                render_unavailable(),
+                status_code=503,
+                headers={
+                    **security_headers(content_security_policy(with_script=False)),
+                    "Retry-After": "30",
+                },
+            )
         if found is None:
             return HTMLResponse(
                 render_not_found(),

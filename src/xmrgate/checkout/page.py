@@ -177,7 +177,28 @@ def render_checkout_page(
     )
 
 
+def render_message(title: str, *paragraphs: str) -> str:
+    """A plain page with a title and a few paragraphs (404, 503), in the checkout's style."""
+    a = assets()
+    body = "\n".join(f"<p>{escape(p)}</p>" for p in paragraphs)
+    return a.not_found.substitute(style=a.style, title=escape(title), paragraphs=body)
+
+
 def render_not_found() -> str:
     """The page for an unknown payment request (served with status 404)."""
-    a = assets()
-    return a.not_found.substitute(style=a.style)
+    return render_message(
+        "Payment request not found",
+        "There is no payment request at this address. The link may be mistyped, "
+        "or the request was withdrawn.",
+        "Please go back to the shop and start the payment again.",
+    )
+
+
+def render_unavailable() -> str:
+    """The page while the gateway cannot read its database (served with status 503)."""
+    return render_message(
+        "Temporarily unavailable",
+        "The payment page cannot be shown right now. Please reload it in a minute.",
+        "If you have already paid, your payment is safe: it is recorded on the Monero "
+        "network and will be credited.",
+    )
