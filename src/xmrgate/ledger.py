@@ -280,7 +280,18 @@ def reconcile(
         old = current.get(key)
         if old != new:
             final[key] = new
-            steps_by_key[key] = _steps(old.state if old else None, new.state, zero_conf)
+            steps = _steps(old.state if old else None, new.state, zero_conf)
+            if (
+                zero_conf
+                and old is not None
+                and old.state is new.state is TransferState.POOL
+                and new.double_spend_seen
+                and not old.double_spend_seen
+            ):
+                # Its inputs were spent elsewhere: the money a zero-conf merchant was
+                # told about may never come. Announce the sighting again, flagged.
+                steps = (TransferState.POOL,)
+            steps_by_key[key] = steps
 
     for key, old in current.items():
         if key in seen or old.state is TransferState.GONE:

@@ -566,8 +566,12 @@ CASES = [
         id="reorg-to-higher-block-silent",
     ),
     pytest.param(
-        Case([tr()], [obs(double_spend=True)], [("aa", 1, POOL)], []),
-        id="double-spend-flag-recorded-silently",
+        Case([tr()], [obs(double_spend=True)], [("aa", 1, POOL)], [(1, E_POOL, "aa")]),
+        id="double-spend-flag-announced-zero-conf",
+    ),
+    pytest.param(
+        Case([tr()], [obs(double_spend=True)], [("aa", 1, POOL)], [], zero_conf=False),
+        id="double-spend-flag-recorded-silently-no-zero-conf",
     ),
     pytest.param(
         Case([], [obs(index=7), obs(index=7, height=H_UNLOCKED, tx="bb")], [], []),
@@ -850,3 +854,51 @@ def test_last_event_coverage_matches_final_state(
     assert result.events
     final = coverage(100, apply(stored, result.changed))
     assert result.events[-1].coverage == final
+
+
+def _pool_tx(double_spend_seen: bool) -> Observation:
+    return Observation(
+        tx_hash="ds",
+        subaddr_index=1,
+        amount=100,
+        fee=1,
+        height=0,
+        timestamp=NOW,
+        unlock_time=0,
+        double_spend_seen=double_spend_seen,
+        in_pool=True,
+    )
+
+
+@pytest.mark.parametrize("zero_conf", [True, False])
+def test_double_spend_seen_in_pool_is_announced_in_zero_conf(zero_conf: bool) -> None:
+    """A pool transfer that gains double_spend_seen is announced again (zero-conf only),
+    flagged and no longer counted in the total."""
+    first = reconcile(
+        expected_by_index={1: 100},
+        stored=[],
+        observed=[_pool_tx(False)],
+        window_start=0,
+        chain_height=CHAIN,
+        now=NOW,
+        zero_conf=zero_conf,
+    )
+    second = reconcile(
+        expected_by_index={1: 100},
+        stored=first.changed,
+        observed=[_pool_tx(True)],
+        window_start=0,
+        chain_height=CHAIN,
+        now=NOW,
+        zero_conf=zero_conf,
+    )
+    [changed] = second.changed
+    assert changed.double_spend_seen is True
+    if not zero_conf:
+        assert second.events == []
+        return
+    [event] = second.events
+    assert event.kind is EventKind.POOL
+    assert event.transfer.double_spend_seen is True
+    assert event.coverage.total == 0
+    assert first.events[0].coverage.total == 100
