@@ -14,7 +14,7 @@ from typing import Any
 
 import asyncpg
 
-from tests.integration.gateway import Gateway
+from tests.integration.gateway import SYNC_WAIT, Gateway
 from tests.integration.receiver import Received
 from xmrgate.devnet import Devnet
 
@@ -23,7 +23,6 @@ XMR = 10**12
 UNLOCK_BLOCKS = 10
 # How long to wait for something the sync tick must notice. Generous: wallet-rpc has been
 # seen to stall a call for up to its 30 s timeout on a loaded machine.
-SYNC_WAIT = 45.0
 
 PAYLOAD_KEYS = {
     "amount",

@@ -20,6 +20,11 @@ import httpx
 
 from xmrgate.devnet import Devnet, WalletRpc, free_port
 
+# How long a test waits for the gateway to notice something (a liveness wait, not a
+# latency bound: benchmarks measure latency). On the shared test devnet a wallet
+# refresh can wait behind monerod mining a batch of blocks for another test.
+SYNC_WAIT = 45.0
+
 PG_ADMIN_URL = os.environ.get("XMRGATE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 
 
@@ -158,7 +163,7 @@ class Gateway:
         return body
 
     def wait_status(
-        self, address: str, predicate: Callable[[dict[str, Any]], bool], timeout: float = 30
+        self, address: str, predicate: Callable[[dict[str, Any]], bool], timeout: float = SYNC_WAIT
     ) -> dict[str, Any]:
         """Poll GET /receive until ``predicate`` holds."""
         deadline = time.monotonic() + timeout

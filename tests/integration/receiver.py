@@ -50,7 +50,7 @@ class Receiver:
         with self.lock:
             return [r for r in self.attempts if 200 <= r.answered < 300]
 
-    def wait_for(self, predicate: Callable[[list[Received]], bool], timeout: float = 30) -> None:
+    def wait_for(self, predicate: Callable[[list[Received]], bool], timeout: float = 45) -> None:
         """Wait until ``predicate(delivered)`` holds."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
