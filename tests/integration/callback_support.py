@@ -21,9 +21,6 @@ from xmrgate.devnet import Devnet
 XMR = 10**12
 # Blocks until a received output is spendable (CRYPTONOTE_DEFAULT_TX_SPENDABLE_AGE).
 UNLOCK_BLOCKS = 10
-# How long to wait for something the sync tick must notice. Generous: wallet-rpc has been
-# seen to stall a call for up to its 30 s timeout on a loaded machine.
-
 PAYLOAD_KEYS = {
     "amount",
     "complete",
