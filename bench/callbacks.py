@@ -22,7 +22,7 @@ import random
 import time
 from pathlib import Path
 
-import asyncpg  # type: ignore[import-untyped]
+import asyncpg
 import httpx
 
 from bench.common import (

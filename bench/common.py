@@ -24,14 +24,21 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-import asyncpg  # type: ignore[import-untyped]
+import asyncpg
 import httpx
 from sqlalchemy import insert, text
 
 from xmrgate.config import postgres_async_url
-from xmrgate.devnet import Devnet, WalletRpc, free_port
+from xmrgate.devnet import (
+    Devnet,
+    WalletRpc,
+    create_pg_database,
+    drop_pg_database,
+    file_tail,
+    free_port,
+    wait_gateway_ready,
+)
 from xmrgate.store.db import Database
 from xmrgate.store.tables import events, payment_requests, sync_state, transfers
 
@@ -154,39 +161,14 @@ def section(title: str) -> None:
 # --------------------------------------------------------------------------- databases
 
 
-def _run(coro: Any) -> Any:
-    return asyncio.run(coro)
-
-
 def create_database() -> str:
     """Create a fresh PostgreSQL database; return its libpq-style URL."""
-    name = f"{DB_PREFIX}{uuid.uuid4().hex[:10]}"
-
-    async def run() -> None:
-        conn = await asyncpg.connect(PG_ADMIN_URL)
-        try:
-            await conn.execute(f'CREATE DATABASE "{name}"')
-        finally:
-            await conn.close()
-
-    _run(run())
-    return PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    return create_pg_database(PG_ADMIN_URL, DB_PREFIX)
 
 
 def drop_database(url: str) -> None:
     """Drop a database made by :func:`create_database` (closing its sessions)."""
-    name = url.rsplit("/", 1)[1]
-    if not name.startswith(DB_PREFIX):
-        raise ValueError(f"refusing to drop {name!r}: not a benchmark database")
-
-    async def run() -> None:
-        conn = await asyncpg.connect(PG_ADMIN_URL)
-        try:
-            await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        finally:
-            await conn.close()
-
-    _run(run())
+    drop_pg_database(PG_ADMIN_URL, url, DB_PREFIX)
 
 
 @contextmanager
@@ -474,7 +456,7 @@ class Meter:
 
     def start(self) -> None:
         """Take the starting snapshot."""
-        backends, sessions = _run(_pg_snapshot(self.db_name))
+        backends, sessions = asyncio.run(_pg_snapshot(self.db_name))
         self._start = (
             time.monotonic(),
             cpu_seconds(self.gateway_pid),
@@ -492,7 +474,7 @@ class Meter:
         machine = machine_busy_seconds() - machine0
         gateway = cpu_seconds(self.gateway_pid) - gw0
         children = children_cpu_seconds() - children0
-        backends, sessions = _run(_pg_snapshot(self.db_name))
+        backends, sessions = asyncio.run(_pg_snapshot(self.db_name))
         # Backends that closed during the run are lost: an undercount, noted in the docs.
         postgres = sum(cpu - backends0.get(pid, 0.0) for pid, cpu in backends.items())
         return Usage(
@@ -569,25 +551,11 @@ class GatewayProcess:
 
     def wait_ready(self, timeout: float = 90) -> None:
         """Wait for ``/health`` 200 and the wallet's address header."""
-        deadline = time.monotonic() + timeout
-        with httpx.Client(timeout=5, trust_env=False) as client:
-            while time.monotonic() < deadline:
-                if self.proc is None or self.proc.poll() is not None:
-                    raise RuntimeError(f"gateway exited:\n{self.log_tail()}")
-                try:
-                    r = client.get(self.url + "/health")
-                    if r.status_code == 200 and r.headers.get("x-moneropay-address"):
-                        return
-                except httpx.HTTPError:
-                    pass
-                time.sleep(0.1)
-        raise RuntimeError(f"gateway not ready in {timeout}s:\n{self.log_tail()}")
+        wait_gateway_ready(self.url, self.proc, self.log_path, timeout)
 
     def log_tail(self, lines: int = 30) -> str:
         """The end of the gateway's log (for error messages)."""
-        if not self.log_path.exists():
-            return ""
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        return file_tail(self.log_path, lines)
 
     @property
     def pid(self) -> int:

@@ -48,7 +48,11 @@ __all__ = [
     "Devnet",
     "DevnetError",
     "WalletRpc",
+    "create_pg_database",
+    "drop_pg_database",
+    "file_tail",
     "free_port",
+    "wait_gateway_ready",
 ]
 
 MONEROD = "monerod"
@@ -105,6 +109,78 @@ def _log_tail(*paths: Path, lines: int = _LOG_TAIL_LINES) -> str:
         tail = "\n".join(text.splitlines()[-lines:])
         parts.append(f"--- {path} (tail) ---\n{tail}")
     return "\n".join(parts)
+
+
+def file_tail(path: Path, lines: int = _LOG_TAIL_LINES) -> str:
+    """The last ``lines`` lines of a log file ("" when it does not exist yet)."""
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def wait_gateway_ready(
+    url: str, proc: subprocess.Popen[bytes] | None, log_path: Path, timeout: float
+) -> None:
+    """Wait until the gateway at ``url`` answers /health 200 with its wallet's address header.
+
+    Raises RuntimeError with the tail of ``log_path`` if the process exits or time runs out.
+    """
+    deadline = time.monotonic() + timeout
+    with httpx.Client(timeout=5, trust_env=False) as client:
+        while time.monotonic() < deadline:
+            if proc is not None and proc.poll() is not None:
+                raise RuntimeError(f"gateway exited:\n{file_tail(log_path)}")
+            try:
+                r = client.get(url + "/health")
+                if r.status_code == 200 and r.headers.get("x-moneropay-address"):
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+    raise RuntimeError(f"gateway not ready in {timeout}s:\n{file_tail(log_path)}")
+
+
+def create_pg_database(admin_url: str, prefix: str) -> str:
+    """Create a fresh PostgreSQL database named ``<prefix><random>``; return its URL."""
+    import asyncio
+
+    import asyncpg
+
+    name = f"{prefix}{os.urandom(5).hex()}"
+
+    async def run() -> None:
+        conn = await asyncpg.connect(admin_url)
+        try:
+            await conn.execute(f'CREATE DATABASE "{name}"')
+        finally:
+            await conn.close()
+
+    asyncio.run(run())
+    return admin_url.rsplit("/", 1)[0] + f"/{name}"
+
+
+def drop_pg_database(admin_url: str, url: str, prefix: str) -> None:
+    """Drop a database made by :func:`create_pg_database` (closing its sessions).
+
+    Refuses any database whose name does not start with ``prefix``.
+    """
+    import asyncio
+
+    import asyncpg
+
+    name = url.rsplit("/", 1)[1]
+    if not name.startswith(prefix):
+        raise ValueError(f"refusing to drop {name!r}: not made with prefix {prefix!r}")
+
+    async def run() -> None:
+        conn = await asyncpg.connect(admin_url)
+        try:
+            await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        finally:
+            await conn.close()
+
+    asyncio.run(run())
 
 
 def _pid_alive(pid: int) -> bool:

@@ -18,7 +18,8 @@ from typing import Any
 import asyncpg
 import httpx
 
-from xmrgate.devnet import Devnet, WalletRpc, free_port
+from xmrgate import devnet
+from xmrgate.devnet import Devnet, WalletRpc, file_tail, free_port, wait_gateway_ready
 
 # How long a test waits for the gateway to notice something (a liveness wait, not a
 # latency bound: benchmarks measure latency). On the shared test devnet a wallet
@@ -28,33 +29,17 @@ SYNC_WAIT = 45.0
 PG_ADMIN_URL = os.environ.get("XMRGATE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 
 
+TEST_DB_PREFIX = "xmrgate_test_"
+
+
 def create_pg_database() -> str:
     """Create a fresh PostgreSQL database; return its URL."""
-    name = f"xmrgate_test_{uuid.uuid4().hex[:10]}"
-
-    async def run() -> None:
-        conn = await asyncpg.connect(PG_ADMIN_URL)
-        try:
-            await conn.execute(f'CREATE DATABASE "{name}"')
-        finally:
-            await conn.close()
-
-    asyncio.run(run())
-    return PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    return devnet.create_pg_database(PG_ADMIN_URL, TEST_DB_PREFIX)
 
 
 def drop_pg_database(url: str) -> None:
     """Drop a database made by ``create_pg_database``."""
-    name = url.rsplit("/", 1)[1]
-
-    async def run() -> None:
-        conn = await asyncpg.connect(PG_ADMIN_URL)
-        try:
-            await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        finally:
-            await conn.close()
-
-    asyncio.run(run())
+    devnet.drop_pg_database(PG_ADMIN_URL, url, TEST_DB_PREFIX)
 
 
 @dataclass
@@ -104,23 +89,10 @@ class Gateway:
 
     def wait_ready(self, timeout: float = 60) -> None:
         """Wait until /health is 200 and the wallet's address header is present."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc is not None and self.proc.poll() is not None:
-                raise RuntimeError(f"gateway exited:\n{self.log_tail()}")
-            try:
-                r = self.client.get(self.url + "/health", timeout=5)
-                if r.status_code == 200 and r.headers.get("x-moneropay-address"):
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError(f"gateway not ready in {timeout}s:\n{self.log_tail()}")
+        wait_gateway_ready(self.url, self.proc, self.log_path, timeout)
 
     def log_tail(self, lines: int = 40) -> str:
-        if not self.log_path.exists():
-            return ""
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        return file_tail(self.log_path, lines)
 
     def stop(self) -> None:
         """SIGTERM and wait."""
