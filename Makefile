@@ -1,4 +1,6 @@
-# xmrgate: `make dev` starts a regtest playground, `make test` runs every test.
+# xmrgate: `make dev` starts a regtest playground, `make test` runs every test,
+# `make unit` every test that needs no regtest network (in well under a minute; it does
+# use the local PostgreSQL, Chromium and zbarimg: see scripts/install-system-deps).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -24,7 +26,7 @@ test: install system-deps
 	$(BIN)/python -m pytest
 
 unit: install
-	$(BIN)/python -m pytest tests/unit
+	$(BIN)/python -m pytest -m "not integration"
 
 lint: install
 	$(BIN)/ruff check .

@@ -8,6 +8,7 @@ them when it finishes, however it finishes.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -19,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
 
-from bench import callbacks, create, read, tick
+from bench import baseline, callbacks, create, read, tick
 from bench.common import PG_ADMIN_URL, Context, fmt
 from xmrgate.devnet import Devnet
 
@@ -59,6 +60,13 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
         default="",
         help="extra options for the gateway of the read benchmark, e.g. '--workers 2' "
         "(CPU per request then counts only the supervisor process)",
+    )
+    parser.add_argument(
+        "--baseline",
+        default="",
+        metavar="REV",
+        help="also measure the gateway of git revision REV (a temporary worktree under /tmp) "
+        "in the same run, and print this version's ratio to it (read, create, callbacks)",
     )
     parser.add_argument(
         "--keep-workdir", action="store_true", help="keep logs and wallets (printed path)"
@@ -122,7 +130,11 @@ def main(argv: Sequence[str]) -> int:
         gateway_args=args.gateway_args.split(),
     )
     failed: list[str] = []
+    stack = contextlib.ExitStack()
     try:
+        if args.baseline:
+            ctx.baseline = stack.enter_context(baseline.checkout(args.baseline))
+            print(f"baseline {ctx.baseline.rev[:7]} checked out in {ctx.baseline.path}", flush=True)
         devnet.start()
         print(
             f"devnet up in {time.monotonic() - started:.0f}s (height {devnet.height()})", flush=True
@@ -140,6 +152,7 @@ def main(argv: Sequence[str]) -> int:
         return 130
     finally:
         devnet.stop()
+        stack.close()
         if args.keep_workdir:
             print(f"work dir kept: {workdir}")
         else:

@@ -1,4 +1,7 @@
-"""Shared pieces of the benchmarks: figures, databases, seeding, the gateway process.
+"""Shared pieces of the benchmarks: figures, databases, seeding (CPU metering: ``metering.py``).
+
+The gateway process and throwaway databases come from ``testsupport`` (shared with
+the tests).
 
 Every process and database made here is ended or dropped by the caller's ``finally``
 blocks (processes by PID, databases by name), so an interrupted run leaves nothing.
@@ -6,41 +9,31 @@ blocks (processes by PID, databases by name), so an interrupted run leaves nothi
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import os
 import random
-import resource
 import secrets
-import signal
 import statistics
-import subprocess
-import sys
-import time
 import uuid
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import asyncpg
 import httpx
 from sqlalchemy import insert, text
 
+from testsupport.postgres import fresh_pg_database
+from xmrgate.adapters.store.db import Database
+from xmrgate.adapters.store.tables import events, payment_requests, sync_state, transfers
 from xmrgate.config import postgres_async_url
-from xmrgate.devnet import (
-    Devnet,
-    WalletRpc,
-    create_pg_database,
-    drop_pg_database,
-    file_tail,
-    free_port,
-    wait_gateway_ready,
-)
-from xmrgate.store.db import Database
-from xmrgate.store.tables import events, payment_requests, sync_state, transfers
+from xmrgate.devnet import Devnet, WalletRpc
+
+if TYPE_CHECKING:
+    from bench.baseline import Baseline
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PG_ADMIN_URL = os.environ.get("XMRGATE_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
@@ -104,6 +97,8 @@ class Context:
     repeats: int
     profile: str  # "auto" | "always" | "never"
     gateway_args: list[str] = field(default_factory=list)
+    #: The previous version to measure beside this one (``--baseline REV``).
+    baseline: Baseline | None = None
     figures: list[Figure] = field(default_factory=list)
     rss: list[tuple[str, int]] = field(default_factory=list)
     profiles: list[tuple[str, str]] = field(default_factory=list)
@@ -161,24 +156,9 @@ def section(title: str) -> None:
 # --------------------------------------------------------------------------- databases
 
 
-def create_database() -> str:
-    """Create a fresh PostgreSQL database; return its libpq-style URL."""
-    return create_pg_database(PG_ADMIN_URL, DB_PREFIX)
-
-
-def drop_database(url: str) -> None:
-    """Drop a database made by :func:`create_database` (closing its sessions)."""
-    drop_pg_database(PG_ADMIN_URL, url, DB_PREFIX)
-
-
-@contextmanager
-def fresh_database() -> Iterator[str]:
+def fresh_database() -> AbstractContextManager[str]:
     """A new PostgreSQL database for one benchmark, dropped afterwards."""
-    url = create_database()
-    try:
-        yield url
-    finally:
-        drop_database(url)
+    return fresh_pg_database(PG_ADMIN_URL, DB_PREFIX)
 
 
 def open_database(url: str) -> Database:
@@ -347,7 +327,8 @@ async def analyze(db: Database) -> None:
 async def clear_requests(db: Database) -> None:
     """Delete every payment request with its transfers and events."""
     async with db.write() as conn:
-        await conn.execute(text("TRUNCATE payment_requests, transfers, events"))
+        # CASCADE: newer schemas have more tables that refer to these (callback tries).
+        await conn.execute(text("TRUNCATE payment_requests, transfers, events CASCADE"))
 
 
 # --------------------------------------------------------------------------- wallet
@@ -371,210 +352,14 @@ def hostport(url: str) -> tuple[str, int]:
     return parsed.host, parsed.port or 80
 
 
-# --------------------------------------------------------------------------- processes
-
-
-def peak_rss_kib(pid: int) -> int | None:
-    """VmHWM (peak resident set) of a live process in KiB, from /proc."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    except OSError:
-        return None
-    return None
-
-
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds a process has used so far (0 when it is gone)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
-
-
-def machine_busy_seconds() -> float:
-    """CPU seconds all cores of the machine have spent busy since boot (from /proc/stat)."""
-    values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
-    idle = values[3] + (values[4] if len(values) > 4 else 0)
-    # guest time is already counted in user time
-    return (sum(values[:8]) - idle) / _CLOCK_TICKS
-
-
-def children_cpu_seconds() -> float:
-    """CPU seconds of this process's finished child processes."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-@dataclass(frozen=True)
-class Usage:
-    """CPU used during one measurement, by whom (seconds), and PostgreSQL sessions opened."""
-
-    wall: float
-    gateway: float
-    postgres: float
-    children: float
-    machine: float
-    sessions: int
-    extra: float = 0.0
-
-    @property
-    def others(self) -> float:
-        """CPU seconds used by processes that are not part of this measurement."""
-        return max(self.machine - self.gateway - self.postgres - self.children - self.extra, 0.0)
-
-
-async def _pg_snapshot(db_name: str) -> tuple[dict[int, float], int]:
-    conn = await asyncpg.connect(PG_ADMIN_URL)
-    try:
-        pids = await conn.fetch(
-            "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
-            db_name,
-        )
-        sessions = await conn.fetchval(
-            "SELECT sessions FROM pg_stat_database WHERE datname = $1", db_name
-        )
-    finally:
-        await conn.close()
-    return {int(r["pid"]): cpu_seconds(int(r["pid"])) for r in pids}, int(sessions or 0)
-
-
-class Meter:
-    """Measures CPU of the gateway, its PostgreSQL backends, our children and the machine."""
-
-    def __init__(self, gateway_pid: int, pg_url: str, extra_pids: Sequence[int] = ()) -> None:
-        """Meter the gateway, the backends of ``pg_url``'s database and ``extra_pids``."""
-        self.gateway_pid = gateway_pid
-        self.db_name = pg_url.rsplit("/", 1)[1]
-        self.extra_pids = list(extra_pids)
-        self._start: tuple[float, float, dict[int, float], int, float, float, float] | None = None
-
-    def start(self) -> None:
-        """Take the starting snapshot."""
-        backends, sessions = asyncio.run(_pg_snapshot(self.db_name))
-        self._start = (
-            time.monotonic(),
-            cpu_seconds(self.gateway_pid),
-            backends,
-            sessions,
-            children_cpu_seconds(),
-            machine_busy_seconds(),
-            sum(cpu_seconds(pid) for pid in self.extra_pids),
-        )
-
-    def stop(self) -> Usage:
-        """Take the closing snapshot and return the differences."""
-        assert self._start is not None
-        wall0, gw0, backends0, sessions0, children0, machine0, extra0 = self._start
-        machine = machine_busy_seconds() - machine0
-        gateway = cpu_seconds(self.gateway_pid) - gw0
-        children = children_cpu_seconds() - children0
-        backends, sessions = asyncio.run(_pg_snapshot(self.db_name))
-        # Backends that closed during the run are lost: an undercount, noted in the docs.
-        postgres = sum(cpu - backends0.get(pid, 0.0) for pid, cpu in backends.items())
-        return Usage(
-            wall=time.monotonic() - wall0,
-            gateway=gateway,
-            postgres=postgres,
-            children=children,
-            machine=machine,
-            sessions=sessions - sessions0,
-            extra=sum(cpu_seconds(pid) for pid in self.extra_pids) - extra0,
-        )
-
-
-def stop_process(proc: subprocess.Popen[bytes] | None, timeout: float = 20) -> None:
-    """SIGTERM one process we started (by its PID), then SIGKILL if it lingers."""
-    if proc is None or proc.poll() is not None:
-        return
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
-class GatewayProcess:
-    """``python -m xmrgate serve`` on PostgreSQL and a wallet-rpc, as production runs it."""
-
-    def __init__(
-        self, workdir: Path, wallet_url: str, pg_url: str, extra_args: Sequence[str] = ()
-    ) -> None:
-        """Prepare (not start) a gateway on a free port; its log goes to ``workdir``."""
-        self.workdir = workdir
-        self.wallet_url = wallet_url
-        self.pg_url = pg_url
-        self.extra_args = list(extra_args)
-        self.port = free_port()
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.started_at = 0.0
-
-    @property
-    def url(self) -> str:
-        """Base URL of the API."""
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def log_path(self) -> Path:
-        """Where the process's stdout and stderr go."""
-        return self.workdir / f"gateway-{self.port}.log"
-
-    def start(self, *, wait: bool = True) -> None:
-        """Spawn the process; with ``wait``, return once ``/health`` is 200 with a wallet."""
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        cmd = [
-            sys.executable,
-            "-m",
-            "xmrgate",
-            "serve",
-            "--bind",
-            f"127.0.0.1:{self.port}",
-            "--rpc-address",
-            self.wallet_url,
-            "--postgresql",
-            self.pg_url,
-            *self.extra_args,
-        ]
-        with self.log_path.open("ab") as log:
-            self.started_at = time.time()
-            self.proc = subprocess.Popen(
-                cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
-            )
-        if wait:
-            self.wait_ready()
-
-    def wait_ready(self, timeout: float = 90) -> None:
-        """Wait for ``/health`` 200 and the wallet's address header."""
-        wait_gateway_ready(self.url, self.proc, self.log_path, timeout)
-
-    def log_tail(self, lines: int = 30) -> str:
-        """The end of the gateway's log (for error messages)."""
-        return file_tail(self.log_path, lines)
-
-    @property
-    def pid(self) -> int:
-        """PID of the running process."""
-        assert self.proc is not None
-        return self.proc.pid
-
-    def peak_rss_kib(self) -> int | None:
-        """VmHWM of the running process."""
-        return peak_rss_kib(self.proc.pid) if self.proc is not None else None
-
-    def stop(self) -> None:
-        """SIGTERM the process by PID and wait (SIGKILL after 20 s)."""
-        stop_process(self.proc)
-        self.proc = None
-
-
 def pick(rng: random.Random, items: Sequence[str], count: int) -> list[str]:
     """``count`` items in random order (all of them when there are fewer)."""
     chosen = list(items)
     rng.shuffle(chosen)
     return chosen[:count]
+
+
+def speedup(bench: str, name: str, new: float, old: float, target: float, note: str = "") -> Figure:
+    """This version's rate over the baseline's, to reach ``target`` (e.g. 5 for 5x)."""
+    ratio = new / old if old else float("nan")
+    return Figure(bench, name, ratio, "x", target, higher_is_better=True, note=note)

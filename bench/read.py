@@ -11,22 +11,22 @@ seeded addresses in random order.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 
 from bench import profiling
+from bench.baseline import Baseline, same_gateway
 from bench.common import (
     Context,
     Figure,
-    GatewayProcess,
-    Meter,
-    Usage,
     analyze,
     clear_requests,
     fresh_database,
@@ -38,10 +38,13 @@ from bench.common import (
     seed_requests,
     seed_transfers,
     set_sync_height,
+    speedup,
 )
 from bench.loadgen import LoadResult, run_load
-from xmrgate.store.payments import PaymentStore
-from xmrgate.views import receive_status_json
+from bench.metering import Meter, Usage
+from testsupport.gateway import GatewayProcess
+from xmrgate.adapters.store.payments import PaymentStore
+from xmrgate.domain.payloads import receive_status_json
 
 NAME = "read"
 DATASETS = ((1_000, 10_000), (10_000, 10_000))  # (payment requests, stored transfers)
@@ -49,16 +52,16 @@ CONCURRENCY = (1, 16, 64)
 TARGET_CONCURRENCY = 16
 TARGET_RPS = 2_000.0
 TARGET_P99_MS = 50.0
+# Beside a baseline (issue 9): this many times its rate at 16 clients, p99 no worse.
+SPEEDUP = 1.8
 
 
-async def _seed(url: str, requests: int, stored: int, height: int, *, migrate: bool) -> list[str]:
+async def _seed(url: str, requests: int, stored: int, height: int) -> list[str]:
+    """Seed a database its gateway has migrated (same rows, whatever the version)."""
     rng = random.Random(requests)
     db = open_database(url)
     try:
-        if migrate:
-            await db.migrate()
-        else:
-            await clear_requests(db)
+        await clear_requests(db)
         seeded = await seed_requests(db, requests, first_index=1, rng=rng)
         await seed_transfers(db, seeded, stored, max_height=height - 30, rng=rng)
         await set_sync_height(db, height)
@@ -90,7 +93,9 @@ async def _store_cost(url: str, addresses: list[str]) -> tuple[float, float, flo
         store_cpu = time.process_time() - started
         started = time.process_time()
         for status in found:
-            receive_status_json(status.request, status.transfers, status.chain_height)
+            receive_status_json(
+                status.request, status.transfers, status.chain_height, now=time.time()
+            )
         view_cpu = time.process_time() - started
         started = time.process_time()
         for address in addresses:
@@ -168,7 +173,13 @@ def _cpu_note(runs: list[tuple[LoadResult, Usage]]) -> tuple[float, str]:
     return gateway, note
 
 
-def _report(ctx: Context, label: str, results: dict[int, list[tuple[LoadResult, Usage]]]) -> bool:
+def _report(
+    ctx: Context,
+    label: str,
+    results: dict[int, list[tuple[LoadResult, Usage]]],
+    old: dict[int, list[tuple[LoadResult, Usage]]] | None = None,
+    old_label: str = "",
+) -> bool:
     """Add the figures of one dataset; True when a target was missed."""
     missed = False
     for concurrency, measured in results.items():
@@ -188,18 +199,48 @@ def _report(ctx: Context, label: str, results: dict[int, list[tuple[LoadResult, 
             f"GET {label}, {concurrency} clients: throughput",
             rps,
             "req/s",
-            TARGET_RPS if at_target else None,
+            TARGET_RPS if at_target and old is None else None,
             higher_is_better=True,
             note=note,
         )
         ctx.add(rps_figure)
         print(f"    {cpu_note}", flush=True)
+        if old is not None:
+            before = [r for r, _ in old[concurrency]]
+            old_rps = median([r.rps for r in before])
+            old_p99 = median([r.p99_ms for r in before])
+            ctx.add(
+                Figure(
+                    NAME,
+                    f"GET {label}, {concurrency} clients: {old_label}",
+                    old_rps,
+                    "req/s",
+                    note=f"p50 {median([r.p50_ms for r in before]):.1f} ms, p99 {old_p99:.1f} ms",
+                )
+            )
+            print(f"    {old_label}: {_cpu_note(old[concurrency])[1]}", flush=True)
+            if at_target:
+                ratio = speedup(
+                    NAME, f"GET {label}, {concurrency} clients: speed-up", rps, old_rps, SPEEDUP
+                )
+                p99_ratio = Figure(
+                    NAME,
+                    f"GET {label}, {concurrency} clients: p99 / {old_label}'s",
+                    p99 / old_p99 if old_p99 else float("nan"),
+                    "x",
+                    1.0,
+                    note="no worse: at most 1.0 (shown as met below 1.0)",
+                )
+                ctx.add(ratio)
+                ctx.add(p99_ratio)
+                missed = missed or not ratio.met or p99_ratio.value > 1.0
         if at_target:
             p99_figure = Figure(
                 NAME, f"GET {label}, {concurrency} clients: p99", p99, "ms", TARGET_P99_MS
             )
             ctx.add(p99_figure)
-            missed = missed or not rps_figure.met or not p99_figure.met
+            if old is None:
+                missed = missed or not rps_figure.met or not p99_figure.met
             capacity = f"one free core would serve ~{1e6 / cpu_us:.0f} req/s" if cpu_us else ""
             ctx.add(
                 Figure(
@@ -219,54 +260,78 @@ def run(ctx: Context) -> None:
     section(
         f"GET /receive/:address: {duration:g}s per point, {ctx.repeats} repeats, "
         f"clients {', '.join(map(str, CONCURRENCY))}"
+        + (f", beside {ctx.baseline.label}" if ctx.baseline else "")
     )
-    wallet = fresh_wallet(ctx.devnet, "bench-read", open_wallet=False)
-    try:
-        with fresh_database() as url:
-            gateway = GatewayProcess(
-                Path(ctx.workdir) / NAME, wallet.url, url, extra_args=ctx.gateway_args
-            )
-            try:
-                height = ctx.devnet.height()
-                for n, (requests, stored) in enumerate(DATASETS):
-                    addresses = asyncio.run(_seed(url, requests, stored, height, migrate=n == 0))
-                    if n == 0:
-                        gateway.start()
-                        ctx.record_rss("read: idle after start-up", gateway.peak_rss_kib())
-                    label = f"{requests // 1000}k req/{stored // 1000}k tx"
-                    rng = random.Random(n)
-                    paths: list[dict[str, Any]] = [
-                        {"method": "GET", "path": f"/receive/{a}"}
-                        for a in pick(rng, addresses, 5000)
-                    ]
-                    run_load(gateway.url, paths, concurrency=16, duration=1.5, warmup=0.5)
-                    results: dict[int, list[tuple[LoadResult, Usage]]] = {
-                        c: [] for c in CONCURRENCY
-                    }
-                    for _ in range(ctx.repeats):
-                        for concurrency in CONCURRENCY:
-                            results[concurrency].append(
-                                _measure(gateway, url, paths, concurrency, duration)
-                            )
-                    missed = _report(ctx, label, results)
-                    store_us, view_us, raw_us = asyncio.run(_store_cost(url, addresses[:1000]))
-                    ctx.add(
-                        Figure(
-                            NAME,
-                            f"GET {label}: PaymentStore.status() CPU/call",
-                            store_us,
-                            "us",
-                            note=(
-                                f"in-process, no HTTP; + receive_status_json {view_us:.0f} us; "
-                                f"same 3 SELECTs on bare asyncpg {raw_us:.0f} us"
-                            ),
+    with contextlib.ExitStack() as stack:
+        subjects = [_subject(ctx, "new", None, stack)]
+        if ctx.baseline is not None:
+            subjects.append(_subject(ctx, "old", ctx.baseline, stack))
+        ctx.record_rss("read: idle after start-up", subjects[0].gateway.peak_rss_kib())
+        height = ctx.devnet.height()
+        for n, (requests, stored) in enumerate(DATASETS):
+            label = f"{requests // 1000}k req/{stored // 1000}k tx"
+            addresses: list[str] = []
+            for subject in subjects:
+                addresses = asyncio.run(_seed(subject.url, requests, stored, height))
+            rng = random.Random(n)
+            paths: list[dict[str, Any]] = [
+                {"method": "GET", "path": f"/receive/{a}"} for a in pick(rng, addresses, 5000)
+            ]
+            for subject in subjects:
+                run_load(subject.gateway.url, paths, concurrency=16, duration=1.5, warmup=0.5)
+                subject.results = {c: [] for c in CONCURRENCY}
+            for r in range(ctx.repeats):
+                for concurrency in CONCURRENCY:
+                    for subject in subjects if r % 2 == 0 else list(reversed(subjects)):
+                        subject.results[concurrency].append(
+                            _measure(subject.gateway, subject.url, paths, concurrency, duration)
                         )
-                    )
-                    wanted = ctx.profile == "always" or (ctx.profile == "auto" and missed)
-                    if wanted and n == 0:
-                        _profile(ctx, gateway, paths, f"GET /receive/:address, {label}")
-                ctx.record_rss("read: GET load, 10k requests", gateway.peak_rss_kib())
-            finally:
-                gateway.stop()
-    finally:
-        wallet.stop()
+            new = subjects[0]
+            old = subjects[1] if len(subjects) > 1 else None
+            missed = _report(
+                ctx,
+                label,
+                new.results,
+                old.results if old else None,
+                ctx.baseline.label if ctx.baseline else "",
+            )
+            store_us, view_us, raw_us = asyncio.run(_store_cost(new.url, addresses[:1000]))
+            ctx.add(
+                Figure(
+                    NAME,
+                    f"GET {label}: PaymentStore.status() CPU/call",
+                    store_us,
+                    "us",
+                    note=(
+                        f"in-process, no HTTP; + receive_status_json {view_us:.0f} us; "
+                        f"same 3 SELECTs on bare asyncpg {raw_us:.0f} us"
+                    ),
+                )
+            )
+            wanted = ctx.profile == "always" or (ctx.profile == "auto" and missed)
+            if wanted and n == 0:
+                _profile(ctx, new.gateway, paths, f"GET /receive/:address, {label}")
+        ctx.record_rss("read: GET load, 10k requests", subjects[0].gateway.peak_rss_kib())
+
+
+@dataclass
+class _Subject:
+    """One version's gateway on its own wallet-rpc and database."""
+
+    gateway: GatewayProcess
+    url: str
+    results: dict[int, list[tuple[LoadResult, Usage]]] = field(default_factory=dict)
+
+
+def _subject(
+    ctx: Context, label: str, baseline: Baseline | None, stack: contextlib.ExitStack
+) -> _Subject:
+    """Start a version's gateway first: it migrates its database to its own schema."""
+    wallet = fresh_wallet(ctx.devnet, f"bench-read-{label}", open_wallet=False)
+    stack.callback(wallet.stop)
+    url = stack.enter_context(fresh_database())
+    extra = [] if baseline is not None else ctx.gateway_args
+    gateway = same_gateway(baseline, Path(ctx.workdir) / f"{NAME}-{label}", wallet.url, url, extra)
+    stack.callback(gateway.stop)
+    gateway.start()
+    return _Subject(gateway, url)

@@ -133,7 +133,7 @@ class ReceiverProcess:
 
     def stop(self) -> None:
         """SIGTERM the process and wait."""
-        from bench.common import stop_process
+        from testsupport.processes import stop_process
 
         with contextlib.suppress(AttributeError):
             self._http.close()

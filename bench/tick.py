@@ -39,9 +39,12 @@ from bench.common import (
     seed_transfers,
     set_sync_height,
 )
+from xmrgate.adapters.daemon_rpc import DaemonClient
+from xmrgate.adapters.store.sync_store import SqlSyncStore
+from xmrgate.adapters.wallet_rpc import WalletClient
+from xmrgate.core.sync import SyncEngine
+from xmrgate.core.sync_gate import RefreshGate
 from xmrgate.devnet import WalletRpc
-from xmrgate.sync import SyncEngine
-from xmrgate.wallet import WalletClient
 
 NAME = "tick"
 SIZES = (1_000, 10_000, 50_000)
@@ -107,6 +110,69 @@ def _prepare_wallet(ctx: Context, wallet: WalletRpc) -> tuple[dict[int, str], in
     return addresses, int(wallet.call("get_height")["height"])
 
 
+async def _ticks(
+    ctx: Context,
+    engine: SyncEngine,
+    mode: str,
+    size: int,
+    ticks: int,
+    timed: TimedWallet,
+    sql: SqlTimer,
+) -> None:
+    """Time ``ticks`` ticks ``ctx.repeats`` times with nothing new on the chain."""
+    for _ in range(5):  # warm-up: first tick stores the real transfers
+        first = await engine.tick()
+    print(
+        f"  {size:>6} stored transfers{mode}: window {first.window_start}..{first.height}, "
+        f"{first.observed} transfers observed per tick",
+        flush=True,
+    )
+    p50s: list[float] = []
+    p99s: list[float] = []
+    wallet_ms: list[float] = []
+    sql_ms: list[float] = []
+    own_ms: list[float] = []
+    sql.by_statement.clear()
+    timed.by_method.clear()
+    for _ in range(ctx.repeats):
+        seconds: list[float] = []
+        for _ in range(ticks):
+            timed.seconds = sql.seconds = 0.0
+            result = await engine.tick()
+            seconds.append(result.seconds)
+            wallet_ms.append(timed.seconds * 1000)
+            own_ms.append((result.seconds - timed.seconds) * 1000)
+            sql_ms.append(sql.seconds * 1000)
+        p50s.append(percentile(seconds, 0.5) * 1000)
+        p99s.append(percentile(seconds, 0.99) * 1000)
+    p50 = median(p50s)
+    w = median(wallet_ms)
+    s = median(sql_ms)
+    n = ticks * ctx.repeats
+    methods = ", ".join(
+        f"{m} {t * 1000 / n:.1f}" for m, t in sorted(timed.by_method.items(), key=lambda kv: -kv[1])
+    )
+    statements = sorted(sql.by_statement.items(), key=lambda kv: -kv[1])[:3]
+    print(f"    wallet-rpc ms/tick: {methods}", flush=True)
+    for statement, spent in statements:
+        print(f"    SQL {spent * 1000 / n:5.2f} ms/tick: {statement}", flush=True)
+    target = TARGET_MS if size == TARGET_SIZE else None
+    label = f"{size // 1000}k transfers{mode}"
+    rest = "rest" if not mode else "daemon + rest"
+    note = f"wallet {w:.1f} + SQL {s:.1f} + {rest} {max(p50 - w - s, 0):.1f} ms"
+    ctx.add(Figure(NAME, f"tick p50, {label}", p50, "ms", target, note=note))
+    ctx.add(Figure(NAME, f"tick p99, {label}", median(p99s), "ms", target))
+    ctx.add(
+        Figure(
+            NAME,
+            f"tick p50 without wallet-rpc time, {label}",
+            median(own_ms),
+            "ms",
+            note="database + Python part of the tick" + (" + daemon checks" if mode else ""),
+        )
+    )
+
+
 async def _measure(
     ctx: Context, url: str, wallet_url: str, real: dict[int, str], height: int
 ) -> None:
@@ -118,64 +184,25 @@ async def _measure(
         requests = await seed_requests(db, OPEN_REQUESTS, first_index=1, rng=rng, real=real)
         await set_sync_height(db, height)
         sql = SqlTimer(db.engine)
-        engine = SyncEngine(db, timed, zero_conf=False, reorg_margin=10)
+        daemon = DaemonClient(ctx.devnet.daemon_url)
+        engines = {
+            "": SyncEngine(SqlSyncStore(db), timed, zero_conf=False, reorg_margin=10),
+            # What --daemon-address does: nothing changed on the chain, so no refresh.
+            " (--daemon-address)": SyncEngine(
+                SqlSyncStore(db), RefreshGate(timed, daemon), zero_conf=False, reorg_margin=10
+            ),
+        }
         ticks = 15 if ctx.quick else 30
         seeded = 0
-        for size in SIZES:
-            await seed_transfers(db, requests, size - seeded, max_height=height - 30, rng=rng)
-            seeded = size
-            await analyze(db)
-            for _ in range(5):  # warm-up: first tick stores the real transfers
-                first = await engine.tick()
-            print(
-                f"  {size:>6} stored transfers: window {first.window_start}..{first.height}, "
-                f"{first.observed} transfers observed per tick",
-                flush=True,
-            )
-            p50s: list[float] = []
-            p99s: list[float] = []
-            wallet_ms: list[float] = []
-            sql_ms: list[float] = []
-            own_ms: list[float] = []
-            sql.by_statement.clear()
-            timed.by_method.clear()
-            for _ in range(ctx.repeats):
-                seconds: list[float] = []
-                for _ in range(ticks):
-                    timed.seconds = sql.seconds = 0.0
-                    result = await engine.tick()
-                    seconds.append(result.seconds)
-                    wallet_ms.append(timed.seconds * 1000)
-                    own_ms.append((result.seconds - timed.seconds) * 1000)
-                    sql_ms.append(sql.seconds * 1000)
-                p50s.append(percentile(seconds, 0.5) * 1000)
-                p99s.append(percentile(seconds, 0.99) * 1000)
-            p50 = median(p50s)
-            w = median(wallet_ms)
-            s = median(sql_ms)
-            n = ticks * ctx.repeats
-            methods = ", ".join(
-                f"{m} {t * 1000 / n:.1f}"
-                for m, t in sorted(timed.by_method.items(), key=lambda kv: -kv[1])
-            )
-            statements = sorted(sql.by_statement.items(), key=lambda kv: -kv[1])[:3]
-            print(f"    wallet-rpc ms/tick: {methods}", flush=True)
-            for statement, spent in statements:
-                print(f"    SQL {spent * 1000 / n:5.2f} ms/tick: {statement}", flush=True)
-            target = TARGET_MS if size == TARGET_SIZE else None
-            label = f"{size // 1000}k"
-            note = f"wallet {w:.1f} + SQL {s:.1f} + rest {max(p50 - w - s, 0):.1f} ms"
-            ctx.add(Figure(NAME, f"tick p50, {label} transfers", p50, "ms", target, note=note))
-            ctx.add(Figure(NAME, f"tick p99, {label} transfers", median(p99s), "ms", target))
-            ctx.add(
-                Figure(
-                    NAME,
-                    f"tick p50 without wallet-rpc time, {label} transfers",
-                    median(own_ms),
-                    "ms",
-                    note="database + Python part of the tick",
-                )
-            )
+        try:
+            for size in SIZES:
+                await seed_transfers(db, requests, size - seeded, max_height=height - 30, rng=rng)
+                seeded = size
+                await analyze(db)
+                for mode, engine in engines.items():
+                    await _ticks(ctx, engine, mode, size, ticks, timed, sql)
+        finally:
+            await daemon.aclose()
     finally:
         await timed.aclose()
         await db.dispose()

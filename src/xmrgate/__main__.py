@@ -1,5 +1,5 @@
 """``python -m xmrgate`` runs the CLI."""
 
-from xmrgate.cli import main
+from xmrgate.runtime.cli import main
 
 main()

@@ -16,7 +16,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from pydantic import BeforeValidator, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from xmrgate.durations import parse_duration
+from xmrgate.domain.callback_urls import AllowEntry, parse_allow_list
+from xmrgate.domain.durations import parse_duration
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
 
@@ -58,6 +59,22 @@ class Settings(BaseSettings):
     zero_conf: bool = Field(
         False, description="Send callbacks for transfers seen in the pool (0 confirmations)."
     )
+    daemon_address: str | None = Field(
+        None,
+        description=(
+            "monerod's RPC (http://host:port), optional: the daemon is asked every second "
+            "(or every poll, when shorter) whether a block or pool transaction arrived, and "
+            "the wallet is refreshed only then (and at least once a minute)."
+        ),
+    )
+    daemon_zmq: str | None = Field(
+        None,
+        description=(
+            "monerod's ZeroMQ publisher (its --zmq-pub, e.g. tcp://127.0.0.1:18083), "
+            "optional: a sync starts as soon as a block or pool transaction is announced; "
+            "the poll stays as the safety net."
+        ),
+    )
     log_format: Literal["pretty", "json"] = Field("pretty", description="pretty or json.")
     transfer_priority: Annotated[int, BeforeValidator(_parse_priority)] = Field(
         0,
@@ -68,7 +85,14 @@ class Settings(BaseSettings):
     callback_secret: SecretStr | None = Field(
         None, description="Sign callbacks with HMAC-SHA256 (X-Xmrgate-Signature)."
     )
-    callback_timeout: Duration = Field(10.0, gt=0, description="Timeout of one callback POST.")
+    callback_timeout: Duration = Field(
+        10.0,
+        gt=0,
+        description=(
+            "Total time one callback try may take: DNS, connect, TLS, request and answer "
+            "(an event's claim lasts 30 s longer)."
+        ),
+    )
     callback_retry_base: Duration = Field(
         5.0, gt=0, description="First retry delay of a failed callback; doubles each try."
     )
@@ -94,8 +118,28 @@ class Settings(BaseSettings):
         None, description="Public base URL of the gateway (for checkout links behind a proxy)."
     )
     checkout: bool = Field(True, description="Serve the hosted checkout page under /pay/.")
+    metrics: bool = Field(
+        True, description="Serve Prometheus metrics at /metrics (read scope with API keys)."
+    )
+    admin: bool = Field(
+        True, description="Serve the merchant dashboard at /admin (its data needs API keys)."
+    )
+    address_pool_size: int = Field(
+        100,
+        ge=0,
+        le=10_000,
+        description="Subaddresses kept ready for POST /receive (0: ask the wallet each time).",
+    )
+    address_pool_low_water: int = Field(
+        25, ge=0, description="Refill the address pool when it holds this many or fewer."
+    )
     idempotency_ttl: Duration = Field(
         24 * 3600.0, gt=0, description="How long Idempotency-Key answers are kept."
+    )
+    retention: Duration = Field(
+        90 * 24 * 3600.0,
+        gt=0,
+        description="Delete delivered/failed callback events older than this (hourly).",
     )
     api_keys: SecretStr | None = Field(
         None,
@@ -110,7 +154,12 @@ class Settings(BaseSettings):
     )
     callback_allow: str | None = Field(
         None,
-        description="Comma-separated host patterns callback URLs must match (e.g. *.shop.com).",
+        description=(
+            "Internal destinations that callback and return URLs may use anyway "
+            "(loopback, private, link-local ... addresses are refused otherwise): "
+            "comma-separated host, host:port, *.example.com, [::1]:8000 or a CIDR "
+            "such as 10.0.0.0/8; a port, when given, must match."
+        ),
     )
     workers: int = Field(
         1,
@@ -130,16 +179,40 @@ class Settings(BaseSettings):
             raise ValueError("must be an http(s) URL")
         return value
 
+    @field_validator("daemon_address")
+    @classmethod
+    def _daemon_url(cls, value: str | None) -> str | None:
+        if value is not None:
+            parts = urlsplit(value)
+            if parts.scheme not in ("http", "https") or not parts.netloc:
+                raise ValueError("must be an http(s) URL, e.g. http://127.0.0.1:18081")
+        return value
+
+    @field_validator("daemon_zmq")
+    @classmethod
+    def _zmq_url(cls, value: str | None) -> str | None:
+        if value is not None:
+            scheme, sep, rest = value.partition("://")
+            if not sep or scheme not in ("tcp", "ipc") or not rest:
+                raise ValueError("must be tcp://host:port or ipc://path, as monerod's --zmq-pub")
+        return value
+
     @field_validator("api_keys")
     @classmethod
     def _api_keys_parse(cls, value: SecretStr | None) -> SecretStr | None:
         if value is not None:
-            from xmrgate.auth import parse_api_keys
+            from xmrgate.domain.api_keys import parse_api_keys
 
             try:
                 parse_api_keys(value.get_secret_value())
             except OSError as exc:
                 raise ValueError(f"cannot read the API key file: {exc.strerror}") from None
+        return value
+
+    @field_validator("callback_allow")
+    @classmethod
+    def _callback_allow_parse(cls, value: str | None) -> str | None:
+        parse_allow_list(value)  # raises ValueError naming the bad entry
         return value
 
     @field_validator("bind")
@@ -151,9 +224,9 @@ class Settings(BaseSettings):
         return value
 
     @property
-    def callback_hosts(self) -> list[str]:
-        """Host patterns from ``callback_allow`` (empty: any host)."""
-        return [p.strip().lower() for p in (self.callback_allow or "").split(",") if p.strip()]
+    def callback_allow_entries(self) -> tuple[AllowEntry, ...]:
+        """The parsed ``--callback-allow`` entries (empty: no internal destination)."""
+        return parse_allow_list(self.callback_allow)
 
     @property
     def bind_is_loopback(self) -> bool:
@@ -176,8 +249,8 @@ class Settings(BaseSettings):
         """Which database backs the store; the health report names it."""
         return "postgresql" if self.postgresql else "sqlite"
 
-    def to_environment(self) -> str:
-        """All settings as JSON, secrets included, for worker processes (see cli.serve)."""
+    def to_json(self) -> str:
+        """All settings as JSON, secrets included (worker processes read it from a 0600 file)."""
         values = {
             k: (v.get_secret_value() if isinstance(v, SecretStr) else v)
             for k, v in self.model_dump().items()

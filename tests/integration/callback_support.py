@@ -1,4 +1,5 @@
-"""Helpers shared by the callback and sync fault tests (no tests here)."""
+"""Helpers shared by the integration tests (no tests here): waits that say what they
+waited for, direct database reads, callback bookkeeping."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ from collections.abc import Callable
 from typing import Any
 
 import asyncpg
+import httpx
 
-from tests.integration.gateway import SYNC_WAIT, Gateway
 from tests.integration.receiver import Received
+from testsupport.gateway import SYNC_WAIT, Gateway
+from testsupport.processes import wait_until
 from xmrgate.devnet import Devnet
 
 XMR = 10**12
@@ -29,6 +32,9 @@ PAYLOAD_KEYS = {
     "transaction",
     "event",
     "address",
+    # Invoices (docs/invoices.md): on every callback, also without the new fields.
+    "status",
+    "expires_at",
 }
 TRANSACTION_KEYS = {
     "amount",
@@ -42,6 +48,59 @@ TRANSACTION_KEYS = {
     "locked",
 }
 SIGNATURE = re.compile(r"^t=(\d+),v1=([0-9a-f]{64})$")
+
+
+def log_mark(gateway: Gateway) -> int:
+    """The gateway log's current size: pass it to :func:`wait_log` to look at later lines only."""
+    try:
+        return gateway.log_path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def wait_log(gateway: Gateway, text: str, since: int = 0, timeout: float = SYNC_WAIT) -> None:
+    """Wait until ``text`` shows in the gateway's log after byte offset ``since``."""
+
+    def probe() -> tuple[bool, str]:
+        try:
+            with gateway.log_path.open("rb") as log:
+                log.seek(since)
+                new = log.read().decode(errors="replace")
+        except FileNotFoundError:
+            new = ""
+        return text in new, new[-1500:]
+
+    wait_until(
+        f"{text!r} in the gateway's log (after byte {since})",
+        probe,
+        timeout=timeout,
+        proc=gateway.proc,
+        interval=0.2,
+    )
+
+
+def wait_health(gateway: Gateway, status: int, timeout: float = 10) -> httpx.Response:
+    """Poll /health until it answers ``status``; each answer must come within 5 s.
+
+    /health may answer from a cache for a moment after a fault, so a test waits for the
+    new state instead of asserting the first answer.
+    """
+
+    def probe() -> tuple[bool, httpx.Response]:
+        started = time.monotonic()
+        r = gateway.get("/health", timeout=10)
+        elapsed = time.monotonic() - started
+        assert elapsed < 5, f"/health took {elapsed:.1f}s"
+        return r.status_code == status, r
+
+    return wait_until(
+        f"/health to answer {status}",
+        probe,
+        timeout=timeout,
+        log=gateway.log_path,
+        proc=gateway.proc,
+        interval=0.1,
+    )
 
 
 def db_scalar(gateway: Gateway, query: str) -> Any:
@@ -73,16 +132,31 @@ def wait_callbacks(
     address: str,
     predicate: Callable[[list[dict[str, Any]]], bool],
     timeout: float = SYNC_WAIT,
+    what: str = "the callbacks list to match",
 ) -> list[dict[str, Any]]:
-    """Poll the callbacks list until ``predicate`` holds."""
-    deadline = time.monotonic() + timeout
-    last: list[dict[str, Any]] = []
-    while time.monotonic() < deadline:
-        last = callbacks(gateway, address)
-        if predicate(last):
-            return last
-        time.sleep(0.1)
-    raise AssertionError(f"callbacks condition not met in {timeout}s; last: {last}")
+    """Poll GET /receive/{address}/callbacks until ``predicate`` holds."""
+
+    def probe() -> tuple[bool, list[dict[str, Any]]]:
+        listed = callbacks(gateway, address)
+        return predicate(listed), listed
+
+    return wait_until(
+        f"{what} (GET /receive/{address}/callbacks)",
+        probe,
+        timeout=timeout,
+        log=gateway.log_path,
+        proc=gateway.proc,
+    )
+
+
+def all_delivered(count: int) -> Callable[[list[dict[str, Any]]], bool]:
+    """Predicate for :func:`wait_callbacks`: exactly ``count`` events, each delivered.
+
+    The receiver records a callback before it answers, and the gateway marks the
+    event delivered only once it has the answer: right after the receiver has seen
+    a callback, the list may still say "pending".
+    """
+    return lambda listed: len(listed) == count and all(c["status"] == "delivered" for c in listed)
 
 
 def events_of(received: list[Received], address: str) -> list[Received]:
@@ -99,9 +173,13 @@ def wait_kinds(
     receiver: Any, address: str, wanted: list[str], timeout: float = SYNC_WAIT
 ) -> list[Received]:
     """Wait until the delivered callbacks of ``address`` have exactly the kinds ``wanted``."""
-    receiver.wait_for(lambda d: len(events_of(d, address)) >= len(wanted), timeout=timeout)
+    receiver.wait_for(
+        lambda d: len(events_of(d, address)) >= len(wanted),
+        timeout=timeout,
+        what=f"{len(wanted)} callbacks {wanted} for {address[:8]}...",
+    )
     got = events_of(receiver.delivered(), address)
-    assert kinds(got) == wanted
+    assert kinds(got) == wanted, f"callbacks for {address[:8]}...: {kinds(got)}, wanted {wanted}"
     return got
 
 

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.integration.gateway import Gateway, close_gateway, start_gateway
 from tests.integration.receiver import Receiver, start_receiver
+from testsupport.gateway import Gateway, close_gateway, start_gateway
 from xmrgate.devnet import Devnet
 
 BACKENDS = ["sqlite", "postgresql"]

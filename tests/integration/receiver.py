@@ -25,12 +25,23 @@ class Received:
     def json(self) -> Any:
         return json.loads(self.body)
 
+    def summary(self) -> str:
+        """Event, address (abbreviated) and answer, for failure messages."""
+        try:
+            address = str(self.json.get("address", "?"))
+        except ValueError:
+            address = "?"
+        return f"{self.headers.get('x-xmrgate-event')} {address[:8]}... -> {self.answered}"
+
 
 @dataclass
 class Receiver:
     """Records every POST; ``responses`` scripts the answers (default 200).
 
     ``hang_seconds`` makes it sleep before answering (a slow or dead receiver).
+    A receiver started with ``listening=False`` holds its port but refuses
+    connections until :meth:`listen` (a receiver that is down, then comes back on
+    the same port without anyone else taking the port meanwhile).
     """
 
     server: ThreadingHTTPServer
@@ -39,6 +50,7 @@ class Receiver:
     responses: list[int] = field(default_factory=list)
     hang_seconds: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    serving: bool = False
 
     @property
     def url(self) -> str:
@@ -50,25 +62,48 @@ class Receiver:
         with self.lock:
             return [r for r in self.attempts if 200 <= r.answered < 300]
 
-    def wait_for(self, predicate: Callable[[list[Received]], bool], timeout: float = 45) -> None:
-        """Wait until ``predicate(delivered)`` holds."""
+    def wait_for(
+        self,
+        predicate: Callable[[list[Received]], bool],
+        timeout: float = 45,
+        what: str = "the delivered callbacks to match",
+    ) -> None:
+        """Wait until ``predicate(delivered)`` holds; on timeout say what and what came."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        while True:
             if predicate(self.delivered()):
                 return
+            if time.monotonic() >= deadline:
+                break
             time.sleep(0.05)
+        with self.lock:
+            seen = [r.summary() for r in self.attempts]
         raise AssertionError(
-            f"receiver: condition not met in {timeout}s; got "
-            f"{[(r.headers.get('x-xmrgate-event'), r.answered) for r in self.attempts]}"
+            f"receiver: timed out after {timeout:g}s waiting for {what}; "
+            f"{len(seen)} attempts so far: {seen}"
         )
 
+    def listen(self) -> None:
+        """Start accepting connections (for a receiver started with ``listening=False``)."""
+        if self.serving:
+            return
+        self.server.server_activate()
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.serving = True
+
     def close(self) -> None:
-        self.server.shutdown()
+        if self.serving:
+            self.server.shutdown()  # blocks until serve_forever has returned
+            self.serving = False
         self.server.server_close()
 
 
-def start_receiver(port: int = 0) -> Receiver:
-    """Start a receiver on loopback (a free port unless ``port`` is given), in a daemon thread."""
+def start_receiver(port: int = 0, listening: bool = True) -> Receiver:
+    """Start a receiver on loopback (a free port unless ``port`` is given), in a daemon thread.
+
+    With ``listening=False`` the port is bound (nobody else can take it) but
+    connections are refused until :meth:`Receiver.listen`.
+    """
     holder: dict[str, Receiver] = {}
 
     class Handler(BaseHTTPRequestHandler):
@@ -99,9 +134,15 @@ def start_receiver(port: int = 0) -> Receiver:
         def log_message(self, *_args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler, bind_and_activate=False)
     server.daemon_threads = True
+    try:
+        server.server_bind()
+    except OSError:
+        server.server_close()
+        raise
     receiver = Receiver(server=server)
     holder["r"] = receiver
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    if listening:
+        receiver.listen()
     return receiver

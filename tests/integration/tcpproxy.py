@@ -4,6 +4,13 @@ It forwards real traffic to a real server (PostgreSQL, wallet-rpc); ``cut()``
 closes every connection and refuses new ones, ``blackhole()`` accepts
 connections but forwards nothing (a hung backend), ``restore()`` goes back to
 forwarding.
+
+The proxy's port stays reserved for its whole life, also while it is cut: a
+second socket bound to it with SO_REUSEPORT (never listening) keeps any other
+socket, including the kernel's choice of a local port for an outgoing
+connection, off it. So ``restore()`` always gets its port back, and a client
+retrying against the cut proxy gets "connection refused", never a connection
+to itself (TCP simultaneous open on loopback).
 """
 
 from __future__ import annotations
@@ -12,6 +19,13 @@ import contextlib
 import select
 import socket
 import threading
+
+
+def _socket() -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    return sock
 
 
 class TcpProxy:
@@ -23,15 +37,15 @@ class TcpProxy:
         self._listener: socket.socket | None = None
         self._conns: list[socket.socket] = []
         self._lock = threading.Lock()
-        self.port = 0
+        self._reservation = _socket()
+        self._reservation.bind(("127.0.0.1", 0))
+        self.port: int = self._reservation.getsockname()[1]
         self._open_listener()
 
     def _open_listener(self) -> None:
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener = _socket()
         listener.bind(("127.0.0.1", self.port))
         listener.listen(64)
-        self.port = listener.getsockname()[1]
         self._listener = listener
         threading.Thread(target=self._accept_loop, args=(listener,), daemon=True).start()
 
@@ -56,7 +70,7 @@ class TcpProxy:
 
     def _pump(self, a: socket.socket, b: socket.socket) -> None:
         try:
-            while True:
+            while self.mode == "forward":
                 readable, _, _ = select.select([a, b], [], [], 1.0)
                 if self.mode != "forward":
                     break
@@ -65,7 +79,9 @@ class TcpProxy:
                     if not data:
                         return
                     (b if sock is a else a).sendall(data)
-        except OSError:
+        except (OSError, ValueError):
+            # OSError: the peer or cut()/blackhole() closed a socket under us.
+            # ValueError: select() on a socket already closed (fileno() == -1).
             pass
         finally:
             for sock in (a, b):
@@ -105,3 +121,4 @@ class TcpProxy:
 
     def close(self) -> None:
         self.cut()
+        self._reservation.close()

@@ -6,10 +6,18 @@ import re
 import time
 from typing import Any
 
+import httpx
 import pytest
 
-from tests.integration.callback_support import TRANSACTION_KEYS
-from tests.integration.gateway import Gateway, count_rows
+from tests.integration.callback_support import (
+    TRANSACTION_KEYS,
+    UNLOCK_BLOCKS,
+    log_mark,
+    wait_health,
+    wait_log,
+)
+from testsupport.gateway import SYNC_WAIT, Gateway, count_rows
+from testsupport.processes import wait_until
 from xmrgate.devnet import Devnet
 
 pytestmark = pytest.mark.integration
@@ -35,12 +43,20 @@ def funded(gateway: Gateway, devnet: Devnet) -> Gateway:
     """The gateway's wallet holds 20 unlocked XMR for payouts."""
     primary = gateway.get("/health").headers["x-moneropay-address"]
     devnet.pay(primary, 20 * XMR, mine_blocks=11)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if gateway.get("/balance").json()["unlocked"] >= 20 * XMR:
-            return gateway
-        time.sleep(0.2)
-    raise AssertionError("gateway wallet was not funded")
+
+    def balance() -> tuple[bool, dict[str, Any]]:
+        body: dict[str, Any] = gateway.get("/balance").json()
+        return body["unlocked"] >= 20 * XMR, body
+
+    wait_until(
+        "20 XMR unlocked in the gateway's wallet (GET /balance)",
+        balance,
+        timeout=60,
+        log=gateway.log_path,
+        proc=gateway.proc,
+        interval=0.2,
+    )
+    return gateway
 
 
 def test_create_payment_request_fields(gateway: Gateway) -> None:
@@ -49,7 +65,10 @@ def test_create_payment_request_fields(gateway: Gateway) -> None:
     assert r.status_code == 200
     assert r.headers["content-type"] == "application/json"
     body = r.json()
-    assert set(body) == {"address", "amount", "description", "created_at"}
+    # The spec's receive record, plus the invoice fields (docs/invoices.md).
+    invoice_fields = {"expires_at", "underpay_tolerance", "status", "due"}
+    assert set(body) == {"address", "amount", "description", "created_at"} | invoice_fields
+    assert (body["expires_at"], body["status"], body["due"]) == (None, "waiting", 123)
     assert isinstance(body["address"], str) and len(body["address"]) == 95
     assert body["address"].startswith("8")
     assert body["amount"] == 123
@@ -63,11 +82,14 @@ def test_new_request_status_is_empty(gateway: Gateway) -> None:
     created = gateway.receive(5)
     body = gateway.status(created["address"])
     assert body == {
-        "amount": {"expected": 5, "covered": {"total": 0, "unlocked": 0}},
+        "amount": {"expected": 5, "covered": {"total": 0, "unlocked": 0}, "due": 5},
         "complete": False,
         "description": "",
         "created_at": created["created_at"],
         "transactions": [],
+        # Invoices (docs/invoices.md): no expires_in, so no expiry; nothing received yet.
+        "expires_at": None,
+        "status": "waiting",
     }
 
 
@@ -90,16 +112,23 @@ def test_payment_in_two_parts_completes_after_unlock(gateway: Gateway, devnet: D
     assert {t["tx_hash"] for t in body["transactions"]} == {tx1, tx2}
 
     heights = {t["tx_hash"]: t["height"] for t in body["transactions"]}
-    # pay() may mine extra blocks to unlock funder coins: count from real heights.
-    if heights[tx2] > heights[tx1]:
-        devnet.mine(heights[tx1] + 10 - devnet.height())  # tx1 at 10 confirmations, tx2 below
-        body = gateway.wait_status(address, lambda s: s["amount"]["covered"]["unlocked"] == 1 * XMR)
-        assert body["complete"] is False
-    devnet.mine(heights[tx2] + 10 - devnet.height())
+    # tx2 was sent after tx1 was mined, so it is in a later block; pay() may have mined
+    # extra blocks before sending it, so count from real heights.
+    assert heights[tx2] > heights[tx1], heights
+    # Partly unlocked: tx1 at 10 confirmations (maybe more), tx2 still below 10.
+    devnet.mine(max(heights[tx1] + UNLOCK_BLOCKS - devnet.height(), 0))
+    assert devnet.height() < heights[tx2] + UNLOCK_BLOCKS
+    body = gateway.wait_status(address, lambda s: s["amount"]["covered"]["unlocked"] == 1 * XMR)
+    assert body["amount"]["covered"]["total"] == 3 * XMR
+    assert body["complete"] is False, "one part unlocked, the other locked: not complete"
+    locked = {t["tx_hash"]: t["locked"] for t in body["transactions"]}
+    assert locked == {tx1: False, tx2: True}
+    devnet.mine(heights[tx2] + UNLOCK_BLOCKS - devnet.height())
     body = gateway.wait_status(address, lambda s: s["complete"])
     assert body["amount"] == {
         "expected": 3 * XMR,
         "covered": {"total": 3 * XMR, "unlocked": 3 * XMR},
+        "due": 0,
     }
     assert all(t["locked"] is False and t["confirmations"] >= 10 for t in body["transactions"])
     for t in body["transactions"]:
@@ -176,11 +205,19 @@ def test_transfer_to_two_destinations(funded: Gateway, devnet: Devnet) -> None:
     assert {d["address"] for d in info["transfer"]} == {a, b}
 
     devnet.mine(1)
-    deadline = time.monotonic() + 30
-    while funded.get(f"/transfer/{body['tx_hash']}").json()["state"] != "completed":
-        assert time.monotonic() < deadline, "transfer never completed"
-        time.sleep(0.2)
-    info = funded.get(f"/transfer/{body['tx_hash']}").json()
+
+    def transfer_state() -> tuple[bool, dict[str, Any]]:
+        info: dict[str, Any] = funded.get(f"/transfer/{body['tx_hash']}").json()
+        return info.get("state") == "completed", info
+
+    info = wait_until(
+        f"GET /transfer/{body['tx_hash']} to say completed after a block",
+        transfer_state,
+        timeout=SYNC_WAIT,
+        log=funded.log_path,
+        proc=funded.proc,
+        interval=0.2,
+    )
     assert info["confirmations"] >= 1 and info["height"] > 0
     assert type(info["double_spend_seen"]) is bool and type(info["unlock_time"]) is int
     assert RFC3339.match(info["timestamp"]) and info["tx_hash"] == body["tx_hash"]
@@ -317,7 +354,12 @@ def test_health_ok(gateway: Gateway) -> None:
     """GET /health is 200 with walletrpc and the database's own key true."""
     r = gateway.get("/health")
     assert r.status_code == 200
-    assert r.json() == {"status": 200, "services": {"walletrpc": True, gateway.backend: True}}
+    # MoneroPay's shape, plus the wallet's mode (additive).
+    assert r.json() == {
+        "status": 200,
+        "services": {"walletrpc": True, gateway.backend: True},
+        "wallet": "full",
+    }
 
 
 def test_wallet_down_health_and_errors(gateway: Gateway) -> None:
@@ -326,12 +368,21 @@ def test_wallet_down_health_and_errors(gateway: Gateway) -> None:
     before = count_rows(gateway, "payment_requests")
     gateway.wallet.kill()
     try:
-        r = gateway.get("/health")
-        assert r.status_code == 503
-        assert r.json() == {"status": 503, "services": {"walletrpc": False, gateway.backend: True}}
+        r = wait_health(gateway, 503)
+        assert r.json() == {
+            "status": 503,
+            "services": {"walletrpc": False, gateway.backend: True},
+            "wallet": "full",
+        }
+        # POST /receive answers from the address pool without the wallet (issue 9);
+        # test_address_pool.py covers the empty pool with the wallet down.
         r = gateway.post("/receive", json={"amount": 1})
+        assert r.status_code == 200, r.text
+        assert count_rows(gateway, "payment_requests") == before + 1
+        r = gateway.post(
+            "/transfer", json={"destinations": [{"amount": 1, "address": r.json()["address"]}]}
+        )
         assert r.status_code == 503 and r.json()["status"] == 503
-        assert count_rows(gateway, "payment_requests") == before
         assert gateway.get("/balance").status_code == 503
         # Reads come from the database: unaffected.
         assert gateway.status(address)["amount"]["expected"] == 7
@@ -356,26 +407,38 @@ def test_gateway_started_before_wallet_rpc_waits_for_it(
     devnet: Devnet, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """wallet-rpc not up yet: the gateway serves 503s, logs why, and becomes ready once it is."""
-    from tests.integration.gateway import close_gateway, start_gateway
+    from testsupport.gateway import close_gateway, start_gateway
 
     gw = start_gateway(devnet, "sqlite", tmp_path_factory.mktemp("early"))
     try:
         gw.stop()
         gw.wallet.kill()
+        mark = log_mark(gw)
         gw.start(wait=False)
-        deadline = time.monotonic() + 30
-        while True:
+
+        def health() -> tuple[bool, str | httpx.Response]:
             try:
-                r = gw.get("/health")
-                break
-            except Exception:
-                assert time.monotonic() < deadline
-                time.sleep(0.2)
+                return True, gw.get("/health")
+            except httpx.TransportError as exc:  # not listening yet
+                return False, f"{type(exc).__name__}: {exc}"
+
+        r = wait_until(
+            "the gateway to answer /health without its wallet-rpc",
+            health,
+            timeout=60,
+            log=gw.log_path,
+            proc=gw.proc,
+            interval=0.2,
+        )
+        assert isinstance(r, httpx.Response)
         assert r.status_code == 503 and r.json()["services"]["walletrpc"] is False
-        assert gw.post("/receive", json={"amount": 1}).status_code == 503
-        time.sleep(1.5)
+        # Wallet-dependent endpoints are 503; POST /receive is served from the address
+        # pool the first start filled (issue 9: receiving never waits on the wallet).
+        assert gw.get("/balance").status_code == 503
+        assert gw.post("/receive", json={"amount": 1}).status_code == 200
+        wait_log(gw, "not usable yet", since=mark)  # fails at once if the process exits
+        time.sleep(1.5)  # a few retries later (1 s, 2 s backoff), still alive
         assert gw.proc is not None and gw.proc.poll() is None, "the gateway must not crash"
-        assert "not usable yet" in gw.log_tail()
         gw.wallet.restart()
         gw.wait_ready()
         assert gw.receive(1)["amount"] == 1

@@ -14,7 +14,9 @@ from tests.integration.callback_support import (
     PAYLOAD_KEYS,
     SYNC_WAIT,
     TRANSACTION_KEYS,
+    UNLOCK_BLOCKS,
     XMR,
+    all_delivered,
     callbacks,
     events_of,
     kinds,
@@ -24,8 +26,8 @@ from tests.integration.callback_support import (
     wait_callbacks,
     wait_kinds,
 )
-from tests.integration.gateway import Gateway, count_rows
 from tests.integration.receiver import Receiver, start_receiver
+from testsupport.gateway import Gateway, count_rows
 from xmrgate import __version__
 from xmrgate.devnet import Devnet
 
@@ -34,7 +36,10 @@ pytestmark = pytest.mark.integration
 SECRET = "s3cret"
 RETRY_BASE = 0.5
 CALLBACK_TIMEOUT = 2.0
+# The receivers listen on loopback, an internal address the gateway calls only if allowed.
 GATEWAY_ARGS = [
+    "--callback-allow",
+    "127.0.0.1",
     "--callback-retry-base",
     f"{RETRY_BASE}s",
     "--callback-secret",
@@ -56,7 +61,9 @@ def check_payload(body: dict[str, Any], address: str, created: dict[str, Any]) -
     assert body["address"] == address
     assert body["description"] == created["description"]
     assert body["created_at"] == created["created_at"]
-    assert set(body["amount"]) == {"expected", "covered"}
+    assert set(body["amount"]) == {"expected", "covered", "due"}
+    assert body["expires_at"] is None  # made without expires_in: never expires
+    assert body["status"] in {"waiting", "partial", "paid", "complete"}
     assert set(body["amount"]["covered"]) == {"total", "unlocked"}
     assert body["amount"]["expected"] == created["amount"]
     assert type(body["complete"]) is bool
@@ -96,15 +103,20 @@ def test_fast_payer_gets_confirmed_then_unlocked(
         assert body["transaction"]["unlock_time"] == 0
         assert body["transaction"]["double_spend_seen"] is False
     assert c["event"] == "transfer.confirmed"
-    assert c["amount"] == {"expected": XMR, "covered": {"total": XMR, "unlocked": 0}}
+    assert c["amount"] == {"expected": XMR, "covered": {"total": XMR, "unlocked": 0}, "due": 0}
     assert c["complete"] is False
     assert c["transaction"]["locked"] is True and c["transaction"]["confirmations"] >= 1
     assert u["event"] == "transfer.unlocked"
-    assert u["amount"] == {"expected": XMR, "covered": {"total": XMR, "unlocked": XMR}}
+    assert u["amount"] == {
+        "expected": XMR,
+        "covered": {"total": XMR, "unlocked": XMR},
+        "due": 0,
+    }
     assert u["complete"] is True
     assert u["transaction"]["locked"] is False and u["transaction"]["confirmations"] >= 10
 
-    listed = callbacks(gateway, address)
+    # The receiver has both; the gateway marks an event delivered once it has the answer.
+    listed = wait_callbacks(gateway, address, all_delivered(2), what="both events delivered")
     for r, entry in zip((confirmed, unlocked), listed, strict=True):
         assert r.path == "/callback?order=42&t=x", "the callback URL's query string is kept"
         assert r.headers["content-type"] == "application/json"
@@ -124,14 +136,43 @@ def test_two_partial_payments_report_running_totals(
     """Each callback of a two-part payment carries the totals at its moment; the last equals GET."""
     created = gateway.receive(3 * XMR, description="two parts", callback_url=receiver.url)
     address = created["address"]
-    amounts = {devnet.pay(address, 1 * XMR, mine_blocks=1): 1 * XMR}
+    tx1 = devnet.pay(address, 1 * XMR, mine_blocks=1)
     wait_kinds(receiver, address, ["transfer.confirmed"])
-    amounts[devnet.pay(address, 2 * XMR, mine_blocks=1)] = 2 * XMR
-    heights = [transfer_height(gateway, address, tx) for tx in amounts]
-    mine_until_unlocked(devnet, max(heights))
-    receiver.wait_for(lambda d: len(events_of(d, address)) >= 4, timeout=SYNC_WAIT)
+    tx2 = devnet.pay(address, 2 * XMR, mine_blocks=1)
+    amounts = {tx1: 1 * XMR, tx2: 2 * XMR}
+    h1, h2 = (transfer_height(gateway, address, tx) for tx in (tx1, tx2))
+    assert h2 > h1, "tx2 was sent after tx1 was mined"
+
+    # Partly unlocked, always: tx1 at 10 confirmations, tx2 still below.
+    mine_until_unlocked(devnet, h1)
+    assert devnet.height() < h2 + UNLOCK_BLOCKS
+    receiver.wait_for(
+        lambda d: any(
+            r.json["event"] == "transfer.unlocked" and r.json["transaction"]["tx_hash"] == tx1
+            for r in events_of(d, address)
+        ),
+        timeout=SYNC_WAIT,
+        what="the unlocked callback of the first part",
+    )
+    # (If pay() had to mine 10 blocks before sending tx2, tx1 unlocked before tx2 was
+    # confirmed: the total then is 1 XMR. The running totals are checked below.)
+    [first_unlock] = [
+        r
+        for r in events_of(receiver.delivered(), address)
+        if r.json["event"] == "transfer.unlocked"
+    ]
+    assert first_unlock.json["transaction"]["tx_hash"] == tx1
+    assert first_unlock.json["amount"]["covered"]["unlocked"] == 1 * XMR
+    assert first_unlock.json["complete"] is False
+
+    mine_until_unlocked(devnet, h2)
+    receiver.wait_for(
+        lambda d: len(events_of(d, address)) >= 4,
+        timeout=SYNC_WAIT,
+        what="4 callbacks (2 confirmed, 2 unlocked)",
+    )
     got = events_of(receiver.delivered(), address)
-    assert len(got) == 4
+    assert len(got) == 4, kinds(got)
     assert kinds(got).count("transfer.confirmed") == 2
     assert kinds(got).count("transfer.unlocked") == 2
 
@@ -164,14 +205,18 @@ def test_receiver_500_twice_then_200(gateway: Gateway, devnet: Devnet, receiver:
     receiver.responses = [500, 500]
     address = gateway.receive(XMR, callback_url=receiver.url)["address"]
     devnet.pay(address, XMR, mine_blocks=1)
-    receiver.wait_for(lambda d: len(events_of(d, address)) == 1, timeout=SYNC_WAIT)
+    receiver.wait_for(
+        lambda d: len(events_of(d, address)) == 1,
+        timeout=SYNC_WAIT,
+        what="the callback delivered on the third try",
+    )
     tries = [r for r in receiver.attempts if r.json["address"] == address]
     assert [r.answered for r in tries] == [500, 500, 200]
     assert len({r.headers["x-xmrgate-event-id"] for r in tries}) == 1, "one event, one id"
     # Backoff: ~0.5 s then ~1 s (+-20 % jitter).
     assert tries[1].at - tries[0].at >= RETRY_BASE * 0.8 - 0.05
     assert tries[2].at - tries[1].at >= 2 * RETRY_BASE * 0.8 - 0.05
-    [entry] = wait_callbacks(gateway, address, lambda cs: cs[0]["status"] == "delivered")
+    [entry] = wait_callbacks(gateway, address, all_delivered(1), what="the event delivered")
     assert entry["attempts"] == 3
     assert entry["last_status"] == 200 and entry["last_error"] is None
     assert entry["id"] == tries[0].headers["x-xmrgate-event-id"]
@@ -182,51 +227,58 @@ def test_receiver_down_backs_off_then_manual_retry_delivers(
     gateway: Gateway, devnet: Devnet
 ) -> None:
     """With nothing listening, tries come with ~doubling gaps; POST .../retry redelivers at once."""
-    gone = start_receiver()
-    port, url = gone.server.server_address[1], gone.url
-    gone.close()  # the port now refuses connections
-    address = gateway.receive(XMR, callback_url=url)["address"]
-    devnet.pay(address, XMR, mine_blocks=1)
-
-    gaps: dict[int, float] = {}
-    deadline = time.monotonic() + SYNC_WAIT
-    entry: dict[str, Any] = {}
-    while len(gaps) < 4:
-        assert time.monotonic() < deadline, f"retries stalled: {gaps} {entry}"
-        listed = callbacks(gateway, address)
-        if listed and listed[0]["attempts"] and listed[0]["attempts"] not in gaps:
-            entry = listed[0]
-            assert entry["status"] == "pending" and entry["last_status"] is None
-            assert "Connect" in (entry["last_error"] or ""), entry["last_error"]
-            gap = when(entry["next_attempt_at"]) - when(entry["last_attempt_at"])
-            gaps[entry["attempts"]] = gap.total_seconds()
-        time.sleep(0.05)
-    for n, gap in gaps.items():
-        nominal = RETRY_BASE * 2 ** (n - 1)
-        assert nominal * 0.8 - 0.01 <= gap <= nominal * 1.2 + 0.01, (n, gaps)
-    for n in range(2, 5):
-        assert 1.3 <= gaps[n] / gaps[n - 1] <= 3.1, gaps
-    # The 5th scheduled try is >= 3.2 s away: a delivery within ~1.5 s is the manual retry.
-    event_id = entry["id"]
-    back = start_receiver(port)
+    # The receiver's port is held (nobody else can take it) but refuses connections
+    # until listen(): it is down, then back at the same URL.
+    receiver = start_receiver(listening=False)
     try:
-        started = time.monotonic()
+        address = gateway.receive(XMR, callback_url=receiver.url)["address"]
+        devnet.pay(address, XMR, mine_blocks=1)
+
+        # The API shows the latest try and the next one's time; each try is visible until
+        # the next (>= 0.4 s). Should a slow poll miss one, watch the following ones.
+        gaps: dict[int, float] = {}
+        entry: dict[str, Any] = {}
+        waited = SYNC_WAIT + 20  # the first callback, then tries up to ~10 s apart
+        deadline = time.monotonic() + waited
+        while not any(all(n + i in gaps for i in range(4)) for n in gaps):
+            assert time.monotonic() < deadline, (
+                f"timed out after {waited:g}s waiting to see 4 consecutive failed tries; "
+                f"gaps seen {gaps}; last entry {entry}"
+            )
+            listed = callbacks(gateway, address)
+            if listed and listed[0]["attempts"] and listed[0]["attempts"] not in gaps:
+                entry = listed[0]
+                assert entry["status"] == "pending" and entry["last_status"] is None, entry
+                assert "connect" in (entry["last_error"] or "").lower(), entry["last_error"]
+                gap = when(entry["next_attempt_at"]) - when(entry["last_attempt_at"])
+                gaps[entry["attempts"]] = gap.total_seconds()
+            time.sleep(0.02)
+        for n, gap in gaps.items():
+            nominal = RETRY_BASE * 2 ** (n - 1)
+            assert nominal * 0.8 - 0.01 <= gap <= nominal * 1.2 + 0.01, (n, gaps)
+            if n - 1 in gaps:
+                assert 1.3 <= gap / gaps[n - 1] <= 3.1, gaps
+        # The next scheduled try is >= 3.2 s away: a delivery before it is the manual retry.
+        tries, event_id = entry["attempts"], entry["id"]
+        scheduled = when(entry["next_attempt_at"]).timestamp()
+        receiver.listen()
         r = gateway.post(f"/receive/{address}/callbacks/{event_id}/retry")
         assert r.status_code == 202, r.text
         assert r.json()["id"] == event_id and r.json()["status"] == "pending"
-        back.wait_for(lambda d: len(d) == 1, timeout=10)
-        assert time.monotonic() - started < 1.5
-        assert back.delivered()[0].headers["x-xmrgate-event-id"] == event_id
-        [entry] = wait_callbacks(gateway, address, lambda cs: cs[0]["status"] == "delivered")
-        assert entry["attempts"] == 5 and entry["last_status"] == 200
+        receiver.wait_for(lambda d: len(d) == 1, timeout=10, what="the manual retry")
+        [delivered] = receiver.delivered()
+        assert delivered.at < scheduled, "delivered by the scheduled try, not the manual retry"
+        assert delivered.headers["x-xmrgate-event-id"] == event_id
+        [entry] = wait_callbacks(gateway, address, all_delivered(1), what="the event delivered")
+        assert entry["attempts"] == tries + 1 and entry["last_status"] == 200, entry
 
         # A delivered event can be sent again on request, under the same id.
         assert gateway.post(f"/receive/{address}/callbacks/{event_id}/retry").status_code == 202
-        back.wait_for(lambda d: len(d) == 2, timeout=10)
-        assert {r.headers["x-xmrgate-event-id"] for r in back.delivered()} == {event_id}
-        assert back.delivered()[0].body == back.delivered()[1].body
+        receiver.wait_for(lambda d: len(d) == 2, timeout=10, what="the second manual retry")
+        assert {r.headers["x-xmrgate-event-id"] for r in receiver.delivered()} == {event_id}
+        assert receiver.delivered()[0].body == receiver.delivered()[1].body
     finally:
-        back.close()
+        receiver.close()
     unknown = gateway.post(f"/receive/{address}/callbacks/{'0' * 36}/retry")
     assert unknown.status_code == 404
 
@@ -243,17 +295,20 @@ def test_hanging_receiver_does_not_delay_others(
         # One transaction, one block: both events are written by the same tick, the slow
         # request's first (lower subaddress index).
         devnet.pay_many([(slow_address, XMR // 10), (fast_address, XMR // 10)], mine_blocks=1)
-        fast.wait_for(lambda d: len(d) == 1, timeout=SYNC_WAIT)
+        fast.wait_for(lambda d: len(d) == 1, timeout=SYNC_WAIT, what="the fast callback")
         assert receiver.attempts == [], "the slow receiver is still hanging"
+        # The fast receiver has answered; the gateway records that a moment later.
+        [quick] = wait_callbacks(gateway, fast_address, all_delivered(1), what="fast delivered")
         [slow] = callbacks(gateway, slow_address)
-        [quick] = callbacks(gateway, fast_address)
-        assert quick["status"] == "delivered" and slow["status"] == "pending"
+        assert slow["status"] == "pending", slow
+        # Had the slow delivery held the worker up, the fast one would have waited for its
+        # timeout (CALLBACK_TIMEOUT); well under that, it did not.
         lag = when(quick["delivered_at"]) - when(slow["created_at"])
-        assert lag.total_seconds() < CALLBACK_TIMEOUT / 2, (slow, quick)
+        assert lag.total_seconds() < CALLBACK_TIMEOUT * 0.75, (slow, quick)
         # The slow one times out, is retried, and gets through once the receiver answers.
         receiver.hang_seconds = 0
         [slow] = wait_callbacks(
-            gateway, slow_address, lambda cs: cs[0]["status"] == "delivered", timeout=20
+            gateway, slow_address, all_delivered(1), timeout=SYNC_WAIT, what="slow delivered"
         )
         assert slow["attempts"] >= 2
     finally:
@@ -284,7 +339,12 @@ def test_sigkill_with_pending_callback_delivers_after_restart(
     address = gateway.receive(2 * XMR, callback_url=receiver.url)["address"]
     transfers_before = count_rows(gateway, "transfers")
     tx_hash = devnet.pay(address, 2 * XMR, mine_blocks=1)
-    [entry] = wait_callbacks(gateway, address, lambda cs: len(cs) == 1 and cs[0]["attempts"] >= 1)
+    [entry] = wait_callbacks(
+        gateway,
+        address,
+        lambda cs: len(cs) == 1 and cs[0]["attempts"] >= 1,
+        what="a first (refused with 500) try",
+    )
     assert entry["status"] == "pending" and entry["last_status"] == 500
     event_id = entry["id"]
     events_before = count_rows(gateway, "events")
@@ -295,10 +355,14 @@ def test_sigkill_with_pending_callback_delivers_after_restart(
     gateway.start()
 
     # A claim held by the killed process expires after timeout + 30 s.
-    receiver.wait_for(lambda d: len(events_of(d, address)) >= 1, timeout=SYNC_WAIT)
+    receiver.wait_for(
+        lambda d: len(events_of(d, address)) >= 1,
+        timeout=SYNC_WAIT,
+        what="the event delivered by the restarted gateway",
+    )
     [delivered] = events_of(receiver.delivered(), address)
     assert delivered.headers["x-xmrgate-event-id"] == event_id, "event id stable across restart"
-    [entry] = wait_callbacks(gateway, address, lambda cs: cs[0]["status"] == "delivered")
+    [entry] = wait_callbacks(gateway, address, all_delivered(1), what="the event delivered")
     assert entry["id"] == event_id and entry["attempts"] >= 2
     assert count_rows(gateway, "transfers") == transfers_before + 1, "no duplicate transfer"
     assert count_rows(gateway, "events") == events_before, "no duplicate event"

@@ -14,13 +14,22 @@ from tests.integration.callback_support import (
     transfer_height,
     wait_kinds,
 )
-from tests.integration.gateway import Gateway
 from tests.integration.receiver import Receiver
+from testsupport.gateway import Gateway
 from xmrgate.devnet import Devnet
 
 pytestmark = pytest.mark.integration
 
-GATEWAY_ARGS = ["--zero-conf", "--callback-retry-base", "0.5s", "--callback-timeout", "2s"]
+# The receiver listens on loopback, an internal address the gateway calls only if allowed.
+GATEWAY_ARGS = [
+    "--zero-conf",
+    "--callback-allow",
+    "127.0.0.1",
+    "--callback-retry-base",
+    "0.5s",
+    "--callback-timeout",
+    "2s",
+]
 
 
 def test_zero_conf_announces_pool_confirmed_unlocked(
@@ -45,13 +54,18 @@ def test_zero_conf_announces_pool_confirmed_unlocked(
     receiver.wait_for(
         lambda d: any(r.json["transaction"]["tx_hash"] == tx2 for r in events_of(d, address)),
         timeout=SYNC_WAIT,
+        what="a callback about the second transfer (in the pool)",
     )
     devnet.mine(1)
     heights = [transfer_height(gateway, address, tx) for tx in (tx1, tx2)]
     mine_until_unlocked(devnet, max(heights))
-    receiver.wait_for(lambda d: len(events_of(d, address)) >= 6, timeout=SYNC_WAIT)
+    receiver.wait_for(
+        lambda d: len(events_of(d, address)) >= 6,
+        timeout=SYNC_WAIT,
+        what="6 callbacks (pool, confirmed, unlocked for each transfer)",
+    )
     got = events_of(receiver.delivered(), address)
-    assert len(got) == 6
+    assert len(got) == 6, kinds(got)
     for tx in (tx1, tx2):
         mine = [r for r in got if r.json["transaction"]["tx_hash"] == tx]
         assert kinds(mine) == ["transfer.pool", "transfer.confirmed", "transfer.unlocked"]

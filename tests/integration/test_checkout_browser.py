@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -20,10 +21,16 @@ from typing import Any
 
 import httpx
 import pytest
+from selenium.webdriver import Chrome as WebDriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.remote.webelement import WebElement
 
-from tests.integration.gateway import Gateway
-from xmrgate.checkout.qr import payment_uri
+from testsupport.gateway import Gateway
 from xmrgate.devnet import Devnet
+from xmrgate.web.checkout.qr import payment_uri
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -38,23 +45,11 @@ PART = 500_000_000_000  # 0.5 XMR
 DESCRIPTION = "Order #42: 2 coffees <b>& a croissant</b>"
 RETURN_URL = "https://shop.example/thanks?order=42&lang=en"
 
-selenium = pytest.importorskip("selenium", reason="selenium not installed (pip install -e .[test])")
-
-from selenium.webdriver import Chrome as WebDriver  # noqa: E402
-from selenium.webdriver.chrome.options import Options  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
-from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.common.keys import Keys  # noqa: E402
-from selenium.webdriver.remote.webelement import WebElement  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
-
+# No skips: CI installs chromium, chromium-driver and zbar-tools (make system-deps), and a
+# missing one fails the test with a message saying which.
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.browser,
-    pytest.mark.skipif(
-        not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()),
-        reason=f"needs Debian's chromium and chromium-driver ({CHROMIUM}, {CHROMEDRIVER})",
-    ),
     # The page reads through PaymentStore like GET /receive, which test_api covers on
     # both backends; one backend keeps this slow test to one regtest wallet.
     pytest.mark.parametrize("gateway", ["sqlite"], indirect=True),
@@ -78,6 +73,12 @@ CHROME_FLAGS = [
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
     """Headless Chromium from Debian, driven by its chromedriver (nothing downloaded)."""
+    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not Path(p).exists()]
+    if missing:
+        pytest.fail(
+            f"{', '.join(missing)} missing: install Debian's chromium and chromium-driver "
+            "(make system-deps)"
+        )
     profile = tmp_path_factory.mktemp("chromium-profile")
     options = Options()
     options.binary_location = CHROMIUM
@@ -149,14 +150,25 @@ def screenshots(driver: WebDriver, state: str, docs: bool = True) -> None:
 
 
 def wait_for(
-    driver: WebDriver, what: str, check: Callable[[WebDriver], Any], timeout: float
+    driver: WebDriver,
+    what: str,
+    probe: Callable[[WebDriver], Any],
+    timeout: float,
+    done: Callable[[Any], bool] = bool,
 ) -> Any:
-    """Wait until ``check`` is truthy; fail with ``what`` and the page state."""
-    try:
-        return WebDriverWait(driver, timeout, poll_frequency=0.2).until(check)
-    except Exception as exc:
-        state = driver.find_element(By.ID, "checkout").get_attribute("data-state")
-        raise AssertionError(f"timed out waiting for {what}; page state {state!r}") from exc
+    """Poll ``probe`` until ``done(value)``; fail with ``what``, the last value and page state."""
+    deadline = time.monotonic() + timeout
+    while True:
+        last = probe(driver)
+        if done(last):
+            return last
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(0.2)
+    state = driver.find_element(By.ID, "checkout").get_attribute("data-state")
+    raise AssertionError(
+        f"timed out after {timeout:g}s waiting for {what}; last seen {last!r}; page state {state!r}"
+    )
 
 
 def page_state(driver: WebDriver) -> str | None:
@@ -170,14 +182,17 @@ def visible_text(driver: WebDriver, css: str) -> str:
 
 
 def zbar(png: bytes, tmp_path: Path) -> str:
-    """Decode a QR code image with zbarimg (skip when it is not installed)."""
-    if shutil.which("zbarimg") is None:
-        pytest.skip("zbarimg not installed (Debian package zbar-tools)")
+    """Decode a QR code image with zbarimg; fail (never skip) when it is not installed."""
+    zbarimg = shutil.which("zbarimg")
+    if zbarimg is None:
+        pytest.fail("zbarimg not found: install Debian's zbar-tools (make system-deps)")
     path = tmp_path / "qr.png"
     path.write_bytes(png)
     out = subprocess.run(
-        ["zbarimg", "--raw", "-q", str(path)], capture_output=True, timeout=30, check=False
+        [zbarimg, "--raw", "-q", str(path)], capture_output=True, timeout=30, check=False
     )
+    # 0: read a code; 4: found none (then "" is what a camera would read, too).
+    assert out.returncode in (0, 4), f"zbarimg failed ({out.returncode}): {out.stderr!r}"
     return out.stdout.decode().strip()
 
 
@@ -237,6 +252,12 @@ def test_page_headers_and_status_json(gateway: Gateway) -> None:
         "confirmations": 0,
         "required_confirmations": 10,
         "complete": False,
+        # Invoices (docs/invoices.md): no expiry asked, so no countdown.
+        "status": "waiting",
+        "expires_at": None,
+        "seconds_left": None,
+        "overpaid": 0,
+        "overpaid_xmr": "0",
         "uri": payment_uri(address, AMOUNT, DESCRIPTION),
     }
     r = gateway.get(f"/pay/{address}/qr.svg")
@@ -298,12 +319,12 @@ def test_checkout_follows_payment_live(
     )
     assert clipboard == address
     # The label comes back, so the next screenshots show the page as a buyer sees it.
-    wait_for(browser, "copy label reset", lambda _d: copy.text == "Copy address", 5)
+    wait_for(browser, "copy label reset", lambda _d: copy.text, 5, lambda t: t == "Copy address")
     browser.execute_script("document.activeElement.blur();")
 
     # --- seen: part of the amount arrives
     devnet.pay(address, PART, mine_blocks=1)
-    wait_for(browser, "state seen", lambda d: page_state(d) == "seen", 90)
+    wait_for(browser, "state seen", page_state, 90, lambda state: state == "seen")
     status = visible_text(browser, "#status")
     assert "Partial payment received" in status
     assert "Received 0.5 XMR." in status
@@ -313,11 +334,18 @@ def test_checkout_follows_payment_live(
     rest_uri = payment_uri(address, AMOUNT - PART, DESCRIPTION)
     wait_for(
         browser,
-        "QR code for the rest",
-        lambda d: d.find_element(By.ID, "wallet-link").get_attribute("href") == rest_uri,
+        "wallet link for the rest",
+        lambda d: d.find_element(By.ID, "wallet-link").get_attribute("href"),
         10,
+        lambda href: href == rest_uri,
     )
-    wait_for(browser, "new QR code", lambda _d: qr_from_page(browser, tmp_path) == rest_uri, 10)
+    wait_for(
+        browser,
+        "QR code for the rest",
+        lambda d: qr_from_page(d, tmp_path),
+        10,
+        lambda text: text == rest_uri,
+    )
     screenshots(browser, "seen")
 
     # --- paid: the rest arrives and unlocks
@@ -325,14 +353,15 @@ def test_checkout_follows_payment_live(
     wait_for(
         browser,
         "full amount seen",
-        lambda d: "Payment received" in d.find_element(By.ID, "status").text,
+        lambda d: d.find_element(By.ID, "status").text,
         90,
+        lambda text: "Payment received" in text,
     )
     assert "Confirmations:" in visible_text(browser, "#status")
     assert not browser.find_element(By.CSS_SELECTOR, "svg.qr").is_displayed()
     screenshots(browser, "confirming", docs=False)
     devnet.mine(11)
-    wait_for(browser, "state paid", lambda d: page_state(d) == "paid", 120)
+    wait_for(browser, "state paid", page_state, 120, lambda state: state == "paid")
     assert "Paid. Thank you!" in visible_text(browser, "#status")
     assert "Received 1.2345 XMR." in visible_text(browser, "#status")
     back = browser.find_element(By.ID, "return-link")
@@ -407,7 +436,13 @@ def test_page_works_behind_a_path_prefix(gateway: Gateway, browser: WebDriver) -
         browser.get(f"{proxy.url}/pay/{address}")
         assert page_state(browser) == "waiting"
         wanted = f"{PrefixProxy.PREFIX}/pay/{address}/status.json"
-        wait_for(browser, "a status poll through the proxy", lambda _d: wanted in proxy.paths, 15)
+        wait_for(
+            browser,
+            "a status poll through the proxy",
+            lambda _d: list(proxy.paths),
+            15,
+            lambda paths: wanted in paths,
+        )
         assert all(p.startswith(PrefixProxy.PREFIX + "/") for p in proxy.paths), proxy.paths
         assert not browser.find_element(By.ID, "conn").is_displayed()
         assert console_errors(browser) == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.gateway import Gateway
+from testsupport.gateway import Gateway
 
 pytestmark = [
     pytest.mark.integration,

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.integration.gateway import Gateway, count_rows
+from testsupport.gateway import Gateway, count_rows
 
 pytestmark = pytest.mark.integration
 

@@ -162,9 +162,9 @@ def test_state_file_attach(devnet: Devnet, merchant: tuple[WalletRpc, str], tmp_
 
 def test_failed_start_cleans_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A wallet-rpc that cannot start: monerod (already running) is ended too."""
-    import xmrgate.devnet as devnet_module
+    import xmrgate.devnet.network as network_module
 
-    monkeypatch.setattr(devnet_module, "WALLET_RPC", "false")
+    monkeypatch.setattr(network_module, "WALLET_RPC", "false")
     net = Devnet(tmp_path / "broken")
     with pytest.raises(DevnetError, match="exited"):
         net.start()

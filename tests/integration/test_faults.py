@@ -13,14 +13,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.integration.gateway import (
-    Gateway,
-    count_rows,
-    create_pg_database,
-    drop_pg_database,
-)
+from tests.integration.callback_support import wait_health
 from tests.integration.receiver import Receiver
 from tests.integration.tcpproxy import TcpProxy
+from testsupport.gateway import SYNC_WAIT, Gateway, count_rows
+from testsupport.postgres import create_pg_database, drop_pg_database
+from testsupport.processes import wait_until
 from xmrgate.devnet import Devnet
 
 pytestmark = pytest.mark.integration
@@ -43,7 +41,14 @@ def proxied(
         backend="postgresql",
         db_arg=["--postgresql", proxied_url],
         workdir=workdir,
-        extra_args=["--callback-retry-base", "0.5s", "--callback-timeout", "3s"],
+        extra_args=[
+            "--callback-allow",
+            "127.0.0.1",  # the receiver listens on loopback
+            "--callback-retry-base",
+            "0.5s",
+            "--callback-timeout",
+            "3s",
+        ],
     )
     gw.start()
     try:
@@ -66,8 +71,8 @@ def test_wallet_killed_during_a_stream_of_payments(
     gw.wallet.kill()
     try:
         devnet.pay(addresses[2], 1002, mine_blocks=1)
-        r = gw.get("/health")
-        assert r.status_code == 503 and r.json()["services"]["walletrpc"] is False
+        r = wait_health(gw, 503)
+        assert r.json()["services"]["walletrpc"] is False
         assert gw.get(f"/receive/{addresses[0]}").status_code == 200  # reads go on
         devnet.pay(addresses[3], 1003, mine_blocks=1)
     finally:
@@ -76,7 +81,9 @@ def test_wallet_killed_during_a_stream_of_payments(
     devnet.mine(10)
     for address in addresses:
         gw.wait_status(address, lambda s: s["complete"], timeout=60)
-    receiver.wait_for(lambda got: len(got) >= 10, timeout=60)
+    receiver.wait_for(
+        lambda got: len(got) >= 10, timeout=60, what="10 callbacks (confirmed, unlocked x 5)"
+    )
     kinds: dict[str, list[str]] = {}
     for got in receiver.delivered():
         kinds.setdefault(got.json["address"], []).append(got.json["event"])
@@ -93,11 +100,12 @@ def test_database_cut_then_back(
     address = gw.receive(7777, callback_url=receiver.url)["address"]
     proxy.cut()
     try:
-        started = time.monotonic()
-        r = gw.get("/health")
-        assert time.monotonic() - started < 5
-        assert r.status_code == 503
-        assert r.json() == {"status": 503, "services": {"walletrpc": True, "postgresql": False}}
+        r = wait_health(gw, 503)  # each answer within 5 s
+        assert r.json() == {
+            "status": 503,
+            "services": {"walletrpc": True, "postgresql": False},
+            "wallet": "full",
+        }
         r = gw.get(f"/receive/{address}")
         assert r.status_code == 503 and r.json()["status"] == 503
         r = gw.post("/receive", json={"amount": 1})
@@ -106,7 +114,7 @@ def test_database_cut_then_back(
         assert page.status_code == 503 and page.headers["content-type"].startswith("text/html")
         assert "Temporarily unavailable" in page.text and "payment is safe" in page.text
         devnet.pay(address, 7777, mine_blocks=11)  # paid and unlocked while the DB is away
-        time.sleep(2)  # several failed ticks
+        time.sleep(2)  # several failed ticks (0.5 s apart) before the database is back
     finally:
         proxy.restore()
     status = gw.wait_status(address, lambda s: s["complete"], timeout=60)
@@ -116,9 +124,10 @@ def test_database_cut_then_back(
             [g.json["event"] for g in got if g.json["address"] == address]
             == ["transfer.confirmed", "transfer.unlocked"]
         ),
-        timeout=30,
+        timeout=SYNC_WAIT,
+        what="confirmed and unlocked callbacks after the database came back",
     )
-    assert gw.get("/health").status_code == 200
+    wait_health(gw, 200)
 
 
 def test_health_answers_while_database_hangs(proxied: tuple[Gateway, TcpProxy]) -> None:
@@ -126,17 +135,12 @@ def test_health_answers_while_database_hangs(proxied: tuple[Gateway, TcpProxy]) 
     gw, proxy = proxied
     proxy.blackhole()
     try:
-        started = time.monotonic()
-        r = gw.get("/health", timeout=10)
-        elapsed = time.monotonic() - started
-        assert r.status_code == 503 and r.json()["services"]["postgresql"] is False
-        assert elapsed < 5, elapsed
+        # Each answer within 5 s; the first may still be a cached 200 from just before.
+        r = wait_health(gw, 503)
+        assert r.json()["services"]["postgresql"] is False
     finally:
         proxy.restore()
-    deadline = time.monotonic() + 30
-    while gw.get("/health").status_code != 200:
-        assert time.monotonic() < deadline
-        time.sleep(0.2)
+    wait_health(gw, 200, timeout=30)
 
 
 def test_health_answers_while_wallet_hangs(
@@ -157,10 +161,7 @@ def test_health_answers_while_wallet_hangs(
     hung.start()
     try:
         wallet_proxy.blackhole()
-        started = time.monotonic()
-        r = hung.get("/health", timeout=10)
-        assert time.monotonic() - started < 5
-        assert r.status_code == 503
+        r = wait_health(hung, 503)  # each answer within 5 s
         assert r.json()["services"] == {"walletrpc": False, "postgresql": True}
     finally:
         hung.close()
@@ -174,10 +175,19 @@ def test_gateway_killed_during_payout_never_pays_twice(
     gw, _ = proxied
     primary = gw.get("/health").headers["x-moneropay-address"]
     devnet.pay(primary, 5 * XMR, mine_blocks=11)
-    deadline = time.monotonic() + 60
-    while gw.get("/balance").json()["unlocked"] < 5 * XMR:
-        assert time.monotonic() < deadline
-        time.sleep(0.2)
+
+    def balance() -> tuple[bool, object]:
+        body = gw.get("/balance").json()
+        return body["unlocked"] >= 5 * XMR, body
+
+    wait_until(
+        "5 XMR unlocked in the gateway's wallet (GET /balance)",
+        balance,
+        timeout=60,
+        log=gw.log_path,
+        proc=gw.proc,
+        interval=0.2,
+    )
     recipient = devnet.funder.call("create_address", {"account_index": 0})["address"]
     body = {"destinations": [{"amount": XMR, "address": recipient}]}
     headers = {"Idempotency-Key": "killed-payout"}
@@ -189,10 +199,20 @@ def test_gateway_killed_during_payout_never_pays_twice(
 
     sender = threading.Thread(target=send)
     sender.start()
-    deadline = time.monotonic() + 20
-    while count_rows(gw, "payouts") == journal_before:  # journaled before the wallet call
-        assert time.monotonic() < deadline, "payout never journaled"
-        time.sleep(0.005)
+
+    def journal() -> tuple[bool, int]:
+        rows = count_rows(gw, "payouts")
+        return rows > journal_before, rows
+
+    # Journaled before the wallet call: kill it between the two.
+    wait_until(
+        f"the payout journaled (more than {journal_before} rows in payouts)",
+        journal,
+        timeout=20,
+        log=gw.log_path,
+        proc=gw.proc,
+        interval=0.005,
+    )
     gw.kill()
     sender.join()
     gw.start()

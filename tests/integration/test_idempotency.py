@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import concurrent.futures
-import time
 
 import httpx
 import pytest
 
-from tests.integration.gateway import Gateway, count_rows
+from testsupport.gateway import Gateway, count_rows
+from testsupport.processes import wait_until
 from xmrgate.devnet import Devnet
 
 pytestmark = pytest.mark.integration
 XMR = 10**12
+# No address pool: POST /receive asks the wallet each time, so a dead wallet makes it a
+# request that provably did nothing (503), whose key must be released.
+GATEWAY_ARGS = ["--address-pool-size", "0"]
 
 
 @pytest.fixture(scope="module")
@@ -20,10 +23,19 @@ def funded(gateway: Gateway, devnet: Devnet) -> Gateway:
     """The gateway's wallet holds 10 unlocked XMR."""
     primary = gateway.get("/health").headers["x-moneropay-address"]
     devnet.pay(primary, 10 * XMR, mine_blocks=11)
-    deadline = time.monotonic() + 60
-    while gateway.get("/balance").json()["unlocked"] < 10 * XMR:
-        assert time.monotonic() < deadline, "gateway wallet was not funded"
-        time.sleep(0.2)
+
+    def balance() -> tuple[bool, object]:
+        body = gateway.get("/balance").json()
+        return body["unlocked"] >= 10 * XMR, body
+
+    wait_until(
+        "10 XMR unlocked in the gateway's wallet (GET /balance)",
+        balance,
+        timeout=60,
+        log=gateway.log_path,
+        proc=gateway.proc,
+        interval=0.2,
+    )
     return gateway
 
 

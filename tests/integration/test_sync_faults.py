@@ -3,24 +3,35 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import pytest
 
 from tests.integration.callback_support import (
-    SYNC_WAIT,
     XMR,
     db_scalar,
+    log_mark,
     mine_until_unlocked,
     transfer_height,
     wait_kinds,
+    wait_log,
 )
-from tests.integration.gateway import Gateway, count_rows
 from tests.integration.receiver import Receiver
+from testsupport.gateway import SYNC_WAIT, Gateway, count_rows
+from testsupport.processes import wait_until
 from xmrgate.devnet import Devnet
 
 pytestmark = pytest.mark.integration
 
-GATEWAY_ARGS = ["--callback-retry-base", "0.5s", "--callback-timeout", "2s"]
+# The receiver listens on loopback, an internal address the gateway calls only if allowed.
+GATEWAY_ARGS = [
+    "--callback-allow",
+    "127.0.0.1",
+    "--callback-retry-base",
+    "0.5s",
+    "--callback-timeout",
+    "2s",
+]
 POLL = 0.5  # the test gateway's --poll-frequency
 
 
@@ -30,14 +41,14 @@ def test_wallet_down_payment_not_missed(
     """A payment made while wallet-rpc is down is synced, and called back, once it is back."""
     created = gateway.receive(XMR, callback_url=receiver.url)
     address = created["address"]
+    mark = log_mark(gateway)
     gateway.wallet.kill()
     try:
         tx_hash = devnet.pay(address, XMR, mine_blocks=1)
-        time.sleep(4 * POLL)
+        wait_log(gateway, "sync tick failed", since=mark)
         # Reads come from the database: they keep answering while ticks fail.
         status = gateway.status(address)
         assert status["transactions"] == [] and status["amount"]["expected"] == XMR
-        assert "sync tick failed" in gateway.log_tail(400)
         assert receiver.attempts == []
     finally:
         gateway.wallet.restart()
@@ -47,7 +58,7 @@ def test_wallet_down_payment_not_missed(
     status = gateway.status(address)
     assert [t["tx_hash"] for t in status["transactions"]] == [tx_hash]
     assert status["amount"]["covered"]["total"] == XMR
-    assert "sync resumed after" in gateway.log_tail(400)
+    wait_log(gateway, "sync resumed after", since=mark)  # logged right after that tick
     gateway.wait_ready()
     # The restarted wallet may have forgotten subaddresses it handed out: never reuse one.
     assert gateway.receive(1)["address"] != address
@@ -87,10 +98,20 @@ def test_idle_ticks_write_nothing(gateway: Gateway, devnet: Devnet, receiver: Re
     def wallet_height() -> int:
         return int(db_scalar(gateway, "SELECT wallet_height FROM sync_state"))
 
-    deadline = time.monotonic() + SYNC_WAIT
-    while wallet_height() != height:
-        assert time.monotonic() < deadline, "the gateway never caught up with the chain"
-        time.sleep(0.1)
+    def synced_to(target: int) -> Callable[[], tuple[bool, int]]:
+        def probe() -> tuple[bool, int]:
+            stored = wallet_height()
+            return stored == target, stored
+
+        return probe
+
+    wait_until(
+        f"the stored wallet height to reach the chain's {height}",
+        synced_to(height),
+        timeout=SYNC_WAIT,
+        log=gateway.log_path,
+        proc=gateway.proc,
+    )
 
     def snapshot() -> tuple[object, ...]:
         return (
@@ -109,9 +130,12 @@ def test_idle_ticks_write_nothing(gateway: Gateway, devnet: Devnet, receiver: Re
 
     # The ticks were running all along: a new block is written at once.
     devnet.mine(1)
-    deadline = time.monotonic() + SYNC_WAIT
-    while wallet_height() != height + 1:
-        assert time.monotonic() < deadline, "the gateway stopped syncing"
-        time.sleep(0.1)
+    wait_until(
+        f"the stored wallet height to follow a new block to {height + 1}",
+        synced_to(height + 1),
+        timeout=SYNC_WAIT,
+        log=gateway.log_path,
+        proc=gateway.proc,
+    )
     assert db_scalar(gateway, "SELECT updated_at FROM sync_state") != before[4]
     assert count_rows(gateway, "events") == before[1]

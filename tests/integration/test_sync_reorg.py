@@ -11,13 +11,21 @@ from typing import Any
 import pytest
 
 from tests.integration.callback_support import XMR, callbacks, wait_kinds
-from tests.integration.gateway import Gateway
 from tests.integration.receiver import Receiver
+from testsupport.gateway import Gateway
 from xmrgate.devnet import Devnet
 
 pytestmark = pytest.mark.integration
 
-GATEWAY_ARGS = ["--callback-retry-base", "0.5s", "--callback-timeout", "2s"]
+# The receiver listens on loopback, an internal address the gateway calls only if allowed.
+GATEWAY_ARGS = [
+    "--callback-allow",
+    "127.0.0.1",
+    "--callback-retry-base",
+    "0.5s",
+    "--callback-timeout",
+    "2s",
+]
 
 
 def confirm_alone(gateway: Gateway, devnet: Devnet, receiver: Receiver, address: str) -> str:

@@ -11,7 +11,8 @@ import time
 import asyncpg
 import pytest
 
-from tests.integration.gateway import Gateway
+from tests.integration.callback_support import log_mark, wait_log
+from testsupport.gateway import Gateway
 from xmrgate.devnet import Devnet
 
 pytestmark = pytest.mark.integration
@@ -75,9 +76,10 @@ def test_wallet_far_behind_pauses_sync(gateway: Gateway, devnet: Devnet) -> None
     gateway.stop()
     ahead = (synced_height(gateway) or 0) + 500
     execute(gateway, f"UPDATE sync_state SET wallet_height = {ahead}")
+    mark = log_mark(gateway)
     gateway.start()
-    time.sleep(3)  # several poll intervals
+    wait_log(gateway, "far below the synced height", since=mark)  # a tick saw it
+    time.sleep(2)  # and a few more ticks (0.5 s apart) write nothing either
     assert synced_height(gateway) == ahead
-    assert "far below the synced height" in gateway.log_tail(200)
     assert len(gateway.status(address)["transactions"]) == 1
     execute(gateway, "DELETE FROM sync_state")  # leave the module's gateway syncing again

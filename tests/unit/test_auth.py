@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from xmrgate.auth import SCOPES, find_key, parse_api_keys
+from xmrgate.domain.api_keys import SCOPES, find_key, parse_api_keys
 
 KEY = "merchant-key-0123456789"
 

@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from xmrgate.callbacks import JITTER, RetryPolicy, sign, verify
-from xmrgate.ledger import EventKind, Transfer, TransferState, reconcile
+from xmrgate.core.callbacks import JITTER, RetryPolicy, sign, verify
+from xmrgate.domain.ledger import EventKind, Transfer, TransferState, reconcile
 
 SECRET = b"s3cret"
 BODY = b'{"event":"transfer.confirmed","amount":{"expected":1}}'

@@ -10,26 +10,27 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from xmrgate.api.app import create_app
-from xmrgate.checkout.page import (
+from xmrgate.config import Settings
+from xmrgate.domain.checkout_state import CheckoutStatus, checkout_status
+from xmrgate.domain.invoice import InvoiceStatus
+from xmrgate.domain.ledger import Transfer, TransferState
+from xmrgate.runtime.app import build_app
+from xmrgate.web.checkout.page import (
     checkout_urls,
     content_security_policy,
     render_checkout_page,
     render_not_found,
     security_headers,
 )
-from xmrgate.checkout.qr import MAX_URI_DESCRIPTION_BYTES, payment_uri, qr_svg
-from xmrgate.checkout.status import CheckoutStatus, checkout_status
-from xmrgate.config import Settings
-from xmrgate.ledger import Transfer, TransferState
+from xmrgate.web.checkout.qr import MAX_URI_DESCRIPTION_BYTES, payment_uri, qr_svg
 
 ADDRESS = "8" + "Bq3xZ" * 18 + "abcd"  # 95 characters, like a subaddress
 HOSTILE = "</p><script>alert(1)</script><img src=x onerror=alert(2)> & \"quoted\" 'single'"
 MAX_PAGE_BYTES = 50 * 1024
 
 WAITING = CheckoutStatus("waiting", 10**12, 0, 0, 10**12, 0, False)
-PARTIAL = CheckoutStatus("seen", 10**12, 4 * 10**11, 0, 6 * 10**11, 3, False)
-PAID = CheckoutStatus("paid", 10**12, 10**12, 10**12, 0, 12, True)
+PARTIAL = CheckoutStatus("seen", 10**12, 4 * 10**11, 0, 6 * 10**11, 3, False, InvoiceStatus.PARTIAL)
+PAID = CheckoutStatus("paid", 10**12, 10**12, 10**12, 0, 12, True, InvoiceStatus.COMPLETE)
 
 
 def page(
@@ -314,6 +315,11 @@ def test_status_json_shape() -> None:
         "confirmations": 3,
         "required_confirmations": 10,
         "complete": False,
+        "status": "partial",
+        "expires_at": None,
+        "seconds_left": None,
+        "overpaid": 0,
+        "overpaid_xmr": "0",
     }
 
 
@@ -323,7 +329,7 @@ def test_status_json_shape() -> None:
 def _client(tmp_path: Path, checkout: bool) -> TestClient:
     # No lifespan (no `with`): nothing connects to a wallet or opens the database.
     settings = Settings(sqlite=str(tmp_path / "x.sqlite3"), checkout=checkout)
-    return TestClient(create_app(settings))
+    return TestClient(build_app(settings))
 
 
 def test_no_checkout_means_json_404(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from xmrgate.config import Settings, postgres_async_url
-from xmrgate.durations import format_duration, parse_duration
+from xmrgate.domain.durations import format_duration, parse_duration
 
 # --------------------------------------------------------------------------- parse_duration
 

@@ -1,4 +1,4 @@
-"""Table-driven tests of the pure payment-state logic in ``xmrgate.ledger``."""
+"""Table-driven tests of the pure payment-state logic in ``xmrgate.domain.ledger``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 import pytest
 
-from xmrgate.ledger import (
+from xmrgate.domain.ledger import (
     LOCKED_TX_ALLOWED_DELTA_SECONDS,
     MAX_BLOCK_NUMBER,
     SPENDABLE_AGE,

@@ -1,4 +1,4 @@
-"""Hypothesis properties of ``xmrgate.ledger``: coverage and reconcile invariants."""
+"""Hypothesis properties of ``xmrgate.domain.ledger``: coverage and reconcile invariants."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from xmrgate.ledger import (
+from xmrgate.domain.ledger import (
     Observation,
     Reconciliation,
     Transfer,

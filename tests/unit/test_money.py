@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from xmrgate.checkout import money
-from xmrgate.checkout.money import piconero_to_xmr
+from xmrgate.domain import money
+from xmrgate.domain.money import piconero_to_xmr
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,246 @@
+"""Prometheus metrics: every metric of xmrgate is defined here (prometheus-client).
+
+``PrometheusMetrics`` implements ``core.observer.Observer`` (counters, histograms and
+the wallet-height gauge, updated as things happen) and ``core.overview.MetricsExporter``
+(the scrape body). Facts of the database (synced height, callbacks pending/failed,
+requests by status, the address pool) are not kept here: each scrape reads them in
+one statement and a collector of that scrape turns them into gauges.
+
+Several processes (``--workers N``): the CLI gives the workers a private directory in
+``PROMETHEUS_MULTIPROC_DIR`` before prometheus_client is imported there; each process
+writes its values to files in it and a scrape of any worker sums counters and
+histograms over all of them (gauges: the most recently written value). The parent
+removes the directory when it exits.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Iterator
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    ProcessCollector,
+    generate_latest,
+    multiprocess,
+)
+from prometheus_client.metrics_core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from xmrgate import __version__
+from xmrgate.core.observer import CALLBACK_RESULTS
+from xmrgate.core.overview import StoreFacts
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+# The methods a route may be asked with; anything else is counted as OTHER, so that a
+# client cannot make up label values.
+HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+# Process-wide: prometheus-client keeps values per metric object (in multiprocess mode
+# per file), so the objects are made once per process, in a registry of our own.
+_REGISTRY = CollectorRegistry(auto_describe=True)
+
+SYNC_TICK_SECONDS = Histogram(
+    "xmrgate_sync_tick_duration_seconds",
+    "Duration of sync ticks that ran (refresh, read transfers, reconcile, write).",
+    buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+    registry=_REGISTRY,
+)
+SYNC_TICK_FAILURES = Counter(
+    "xmrgate_sync_tick_failures",
+    "Sync ticks that failed (wallet-rpc or the database did not answer as expected).",
+    registry=_REGISTRY,
+)
+SYNC_LAST_TICK = Gauge(
+    "xmrgate_sync_last_tick_timestamp_seconds",
+    "Unix time of the last sync tick that ran without an error.",
+    multiprocess_mode="mostrecent",
+    registry=_REGISTRY,
+)
+WALLET_HEIGHT = Gauge(
+    "xmrgate_wallet_height",
+    "Height of monero-wallet-rpc's wallet (blocks scanned) as the last tick read it.",
+    multiprocess_mode="mostrecent",
+    registry=_REGISTRY,
+)
+WALLET_RPC_SECONDS = Histogram(
+    "xmrgate_wallet_rpc_duration_seconds",
+    "Duration of JSON-RPC calls to monero-wallet-rpc, by method.",
+    ["method"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120),
+    registry=_REGISTRY,
+)
+WALLET_RPC_ERRORS = Counter(
+    "xmrgate_wallet_rpc_errors",
+    "JSON-RPC calls to monero-wallet-rpc that failed (unreachable, timeout, error), by method.",
+    ["method"],
+    registry=_REGISTRY,
+)
+CALLBACK_DELIVERIES = Counter(
+    "xmrgate_callback_deliveries",
+    "Callback tries by result: delivered (2xx), retrying (failed, tried again later), "
+    "failed (failed, given up).",
+    ["result"],
+    registry=_REGISTRY,
+)
+CALLBACK_DELAY_SECONDS = Histogram(
+    "xmrgate_callback_delivery_delay_seconds",
+    "Time from a callback event's creation (the state change) to its 2xx answer.",
+    buckets=(0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 6 * 3600, 24 * 3600, 72 * 3600),
+    registry=_REGISTRY,
+)
+HTTP_REQUESTS = Counter(
+    "xmrgate_http_requests",
+    "HTTP requests answered, by route template, method and status code.",
+    ["route", "method", "status"],
+    registry=_REGISTRY,
+)
+HTTP_SECONDS = Histogram(
+    "xmrgate_http_request_duration_seconds",
+    "Time to answer HTTP requests, by route template and method.",
+    ["route", "method"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+    registry=_REGISTRY,
+)
+for _result in CALLBACK_RESULTS:  # every result shows from the start, at 0
+    CALLBACK_DELIVERIES.labels(_result)
+
+
+def multiprocess_dir() -> str | None:
+    """The multiprocess directory when this process runs in multiprocess mode."""
+    return os.environ.get(MULTIPROC_ENV) or os.environ.get(MULTIPROC_ENV.lower())
+
+
+class _Facts:
+    """The gauges of one scrape's database facts (a collector for ``generate_latest``)."""
+
+    def __init__(self, facts: StoreFacts | None) -> None:
+        self._facts = facts
+
+    def collect(self) -> Iterator[Metric]:
+        info = GaugeMetricFamily(
+            "xmrgate_build_info", "The running xmrgate version (always 1).", labels=["version"]
+        )
+        info.add_metric([__version__], 1)
+        yield info
+        facts = self._facts
+        yield GaugeMetricFamily(
+            "xmrgate_database_up",
+            "1 when the database answered this scrape's query, else 0.",
+            value=0 if facts is None else 1,
+        )
+        if facts is None:
+            return
+        if facts.synced_height is not None:
+            yield GaugeMetricFamily(
+                "xmrgate_sync_height",
+                "Height up to which the gateway has synced the wallet's transfers.",
+                value=facts.synced_height,
+            )
+        yield GaugeMetricFamily(
+            "xmrgate_callbacks_pending",
+            "Callback events not delivered yet that will be tried (again).",
+            value=facts.callbacks_pending,
+        )
+        yield GaugeMetricFamily(
+            "xmrgate_callbacks_failed",
+            "Callback events given up on (until deleted by --retention or retried by hand).",
+            value=facts.callbacks_failed,
+        )
+        requests = GaugeMetricFamily(
+            "xmrgate_payment_requests", "Payment requests by status.", labels=["status"]
+        )
+        for status, count in facts.requests().items():
+            requests.add_metric([status], count)
+        yield requests
+        if facts.address_pool is not None:
+            yield GaugeMetricFamily(
+                "xmrgate_address_pool_size",
+                "Subaddresses ready in the pool for POST /receive.",
+                value=facts.address_pool,
+            )
+
+
+class _Several:
+    """Collects from several collectors, in order."""
+
+    def __init__(self, collectors: Iterable[Collector]) -> None:
+        self._collectors = list(collectors)
+
+    def collect(self) -> Iterator[Metric]:
+        for collector in self._collectors:
+            yield from collector.collect()
+
+
+class PrometheusMetrics:
+    """The observer that feeds the metrics above, and the scrape that renders them."""
+
+    def __init__(self) -> None:
+        self._multiprocess = multiprocess_dir() is not None
+        self._process: Collector | None = None
+        if not self._multiprocess:
+            # CPU, memory, open files of this process (not available across processes).
+            self._process = ProcessCollector(registry=None)
+        # labels() takes a lock and builds a tuple; the HTTP path caches its children.
+        self._http: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
+
+    # -- Observer ------------------------------------------------------------------
+
+    def sync_tick(self, *, ran: bool, seconds: float, wallet_height: int | None) -> None:
+        """Time a tick that ran; remember the wallet's height."""
+        if ran:
+            SYNC_TICK_SECONDS.observe(seconds)
+            SYNC_LAST_TICK.set(time.time())
+        if wallet_height is not None:
+            WALLET_HEIGHT.set(wallet_height)
+
+    def sync_tick_failed(self, seconds: float) -> None:
+        """Count a failed tick."""
+        SYNC_TICK_FAILURES.inc()
+
+    def callback_attempt(self, result: str, delay: float | None) -> None:
+        """Count a callback try; time the delivered ones from their event's creation."""
+        CALLBACK_DELIVERIES.labels(result).inc()
+        if delay is not None:
+            CALLBACK_DELAY_SECONDS.observe(max(delay, 0.0))
+
+    def wallet_call(self, method: str, seconds: float, ok: bool) -> None:
+        """Time a wallet-rpc call; count it as an error when it failed."""
+        WALLET_RPC_SECONDS.labels(method).observe(seconds)
+        if not ok:
+            WALLET_RPC_ERRORS.labels(method).inc()
+
+    def http_request(self, route: str, method: str, status: int, seconds: float) -> None:
+        """Count and time one answered HTTP request."""
+        verb = method if method in HTTP_METHODS else "OTHER"
+        key = (route, verb, status)  # bounded: route templates, known methods, our statuses
+        children = self._http.get(key)
+        if children is None:
+            children = (
+                HTTP_REQUESTS.labels(route, verb, str(status)),
+                HTTP_SECONDS.labels(route, verb),
+            )
+            self._http[key] = children
+        children[0].inc()
+        children[1].observe(seconds)
+
+    # -- MetricsExporter -----------------------------------------------------------
+
+    def exposition(self, facts: StoreFacts | None) -> tuple[bytes, str]:
+        """The text format of every metric, this scrape's facts included."""
+        collectors: list[Collector] = []
+        if self._multiprocess:
+            merged = CollectorRegistry()
+            multiprocess.MultiProcessCollector(merged)  # type: ignore[no-untyped-call]
+            collectors.append(merged)
+        else:
+            collectors.append(_REGISTRY)
+            if self._process is not None:
+                collectors.append(self._process)
+        collectors.append(_Facts(facts))
+        return generate_latest(_Several(collectors)), CONTENT_TYPE_LATEST

@@ -1,0 +1,146 @@
+"""Subaddresses created ahead, and ``POST /receive`` taking one in one statement.
+
+The pool holds subaddresses the wallet created and saved (``store``) but nobody was
+given yet. ``take`` moves the lowest one into ``payment_requests``:
+
+- PostgreSQL: ONE statement, ``WITH taken AS (DELETE ... FOR UPDATE SKIP LOCKED
+  RETURNING ...) INSERT ... SELECT FROM taken``: concurrent takers (several workers
+  or hosts on one database) skip each other's rows, so no address is handed out
+  twice and nobody waits on a lock;
+- SQLite: DELETE ... RETURNING then INSERT in one write transaction (one writer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import bindparam, delete, func, insert, select
+
+from xmrgate.adapters.store.db import Database, as_utc, utcnow
+from xmrgate.adapters.store.payments import SYNCED_HEIGHT
+from xmrgate.adapters.store.tables import address_pool, payment_requests
+from xmrgate.domain.records import PaymentRequest
+
+
+class SqlAddressPool:
+    """The ``address_pool`` table (implements ``core.ports.AddressPoolRepository``)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._statements: dict[tuple[str, ...], Any] = {}
+
+    async def size(self) -> int:
+        """Unused subaddresses in the pool."""
+        async with self._db.read(autocommit=True) as conn:
+            return int(
+                (await conn.execute(select(func.count()).select_from(address_pool))).scalar() or 0
+            )
+
+    async def highest_index(self) -> int:
+        """The highest subaddress index in use or in the pool (0 when none)."""
+        async with self._db.read() as conn:
+            in_requests = (
+                await conn.execute(select(func.max(payment_requests.c.subaddr_index)))
+            ).scalar()
+            in_pool = (await conn.execute(select(func.max(address_pool.c.subaddr_index)))).scalar()
+        return max(int(in_requests or 0), int(in_pool or 0))
+
+    async def add(self, entries: Sequence[tuple[str, int]]) -> None:
+        """Add (address, index) pairs the wallet created and saved."""
+        if not entries:
+            return
+        now = utcnow()
+        rows = [{"address": a, "subaddr_index": i, "created_at": now} for a, i in entries]
+        async with self._db.write() as conn:
+            await conn.execute(insert(address_pool), rows)
+
+    async def take(self, values: Mapping[str, Any]) -> PaymentRequest | None:
+        """A new payment request on the pool's lowest subaddress; None when the pool is empty.
+
+        ``values``: the request's own columns (amount, description, URLs, ...).
+        """
+        now = utcnow()
+        columns = {**values, "created_at": now}
+        if self._db.is_sqlite:
+            return await self._take_sqlite(columns)
+        async with self._db.write(single_statement=True) as conn:
+            row = (await conn.execute(self._statement(tuple(columns)), columns)).first()
+        return None if row is None else _request(row, columns)
+
+    def _statement(self, names: tuple[str, ...]) -> Any:
+        """The PostgreSQL take for these request columns, built once (values are bound):
+        building it per call cost more CPU than the rest of ``POST /receive``."""
+        statement = self._statements.get(names)
+        if statement is not None:
+            return statement
+        lowest = (
+            select(address_pool.c.subaddr_index)
+            .order_by(address_pool.c.subaddr_index)
+            .limit(1)
+            .with_for_update(skip_locked=True)
+            .scalar_subquery()
+        )
+        taken = (
+            delete(address_pool)
+            .where(address_pool.c.subaddr_index == lowest)
+            .returning(address_pool.c.address, address_pool.c.subaddr_index)
+            .cte("taken")
+        )
+        source = select(
+            taken.c.address,
+            taken.c.subaddr_index,
+            *[bindparam(n, type_=payment_requests.c[n].type) for n in names],
+            SYNCED_HEIGHT,
+        )
+        statement = (
+            insert(payment_requests)
+            .from_select(["address", "subaddr_index", *names, "created_height"], source)
+            .returning(
+                payment_requests.c.id,
+                payment_requests.c.address,
+                payment_requests.c.subaddr_index,
+                payment_requests.c.created_height,
+            )
+        )
+        self._statements[names] = statement
+        return statement
+
+    async def _take_sqlite(self, columns: dict[str, Any]) -> PaymentRequest | None:
+        lowest = select(func.min(address_pool.c.subaddr_index)).scalar_subquery()
+        async with self._db.write() as conn:
+            found = (
+                await conn.execute(
+                    delete(address_pool)
+                    .where(address_pool.c.subaddr_index == lowest)
+                    .returning(address_pool.c.address, address_pool.c.subaddr_index)
+                )
+            ).first()
+            if found is None:
+                return None
+            row = (
+                await conn.execute(
+                    insert(payment_requests)
+                    .values(
+                        address=found[0],
+                        subaddr_index=found[1],
+                        **columns,
+                        created_height=SYNCED_HEIGHT,
+                    )
+                    .returning(
+                        payment_requests.c.id,
+                        payment_requests.c.address,
+                        payment_requests.c.subaddr_index,
+                        payment_requests.c.created_height,
+                    )
+                )
+            ).one()
+        return _request(row, columns)
+
+
+def _request(row: Any, columns: Mapping[str, Any]) -> PaymentRequest:
+    fields = {k: v for k, v in columns.items() if k in PaymentRequest.__dataclass_fields__}
+    fields["created_at"] = as_utc(columns["created_at"])
+    return PaymentRequest(
+        id=row[0], address=row[1], subaddr_index=row[2], created_height=row[3], **fields
+    )

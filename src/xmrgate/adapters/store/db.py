@@ -1,0 +1,256 @@
+"""The database handle: engine, migrations, write transactions, health probe.
+
+Both backends run the same SQL. SQLite allows one writer at a time, so write
+transactions in this process queue on an asyncio lock instead of failing with
+"database is locked"; PostgreSQL needs no such lock.
+
+This is where SQLAlchemy and driver errors become ours (``_translated``):
+every way into the database (``write``, ``read``, ``migrate``, ``sync_leadership``)
+runs through it, so the query modules never see a SQLAlchemy exception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Connection, event, text
+from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+from xmrgate.domain.errors import (
+    AlreadyExists,
+    DatabaseFault,
+    DatabaseUnavailable,
+    InvalidInput,
+    MissingReference,
+    XmrgateError,
+)
+
+log = logging.getLogger(__name__)
+
+MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+# Arbitrary but fixed keys of PostgreSQL advisory locks.
+MIGRATION_LOCK_KEY = 0x786D7267_0001
+SYNC_LOCK_KEY = 0x786D7267_0002
+
+# How each backend names what went wrong: PostgreSQL SQLSTATEs, SQLite error names.
+_PG_UNIQUE, _PG_FOREIGN_KEY = "23505", "23503"
+_PG_DATA_EXCEPTION = "22"  # the class: a value the column cannot hold (NUL, too long)
+_SQLITE_UNIQUE = ("SQLITE_CONSTRAINT_PRIMARYKEY", "SQLITE_CONSTRAINT_UNIQUE")
+_SQLITE_FOREIGN_KEY = "SQLITE_CONSTRAINT_FOREIGNKEY"
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware UTC."""
+    return datetime.now(UTC)
+
+
+def as_utc(value: datetime) -> datetime:
+    """SQLite hands back naive datetimes; every datetime we store is UTC."""
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def _broken_constraint(exc: IntegrityError) -> XmrgateError:
+    """Our error for a write that broke a constraint, by the kind of constraint."""
+    cause = exc.orig
+    sqlstate = getattr(cause, "sqlstate", None)  # asyncpg
+    name = getattr(cause, "sqlite_errorname", None)  # sqlite3
+    if sqlstate == _PG_UNIQUE or name in _SQLITE_UNIQUE:
+        return AlreadyExists("a row with the same key is already stored")
+    if sqlstate == _PG_FOREIGN_KEY or name == _SQLITE_FOREIGN_KEY:
+        return MissingReference("the row this refers to does not exist (any more)")
+    # NOT NULL or CHECK: our code wrote a row the schema forbids.
+    log.error("the database refused a row", exc_info=exc)
+    return DatabaseFault("the database refused a row")
+
+
+def _ours(exc: SQLAlchemyError | OSError, *, writing: bool) -> XmrgateError:
+    """The xmrgate error that says in our words what ``exc`` means."""
+    if isinstance(exc, PoolTimeout):
+        # Every pooled connection is busy (not a DBAPIError): an overload, not a bug.
+        return DatabaseUnavailable("database busy: no connection became free in time")
+    if isinstance(exc, IntegrityError):
+        return _broken_constraint(exc)
+    if isinstance(exc, DataError) or (
+        isinstance(exc, DBAPIError)
+        and str(getattr(exc.orig, "sqlstate", "")).startswith(_PG_DATA_EXCEPTION)
+    ):
+        # The value cannot be stored (e.g. NUL in PostgreSQL text, which asyncpg
+        # reports as a plain DBAPIError): the client's input, not an outage.
+        verb = "store" if writing else "look up"
+        return InvalidInput(f"the database cannot {verb} a value given (e.g. text with a NUL)")
+    if isinstance(exc, (DBAPIError, OSError)):
+        # Refused or broken connections, server errors, timeouts of the driver.
+        return DatabaseUnavailable("database unavailable")
+    # Not from the database at all (a misused API, an unexpected result shape).
+    log.error("database access failed", exc_info=exc)
+    return DatabaseFault("database access failed")
+
+
+@contextlib.contextmanager
+def _translated(*, writing: bool = True) -> Iterator[None]:
+    """Raise SQLAlchemy and driver errors of the block as ours, chained to the cause.
+
+    ``OSError`` counts too: asyncpg raises it unwrapped when it cannot connect.
+    """
+    try:
+        yield
+    except (SQLAlchemyError, OSError) as exc:
+        raise _ours(exc, writing=writing) from exc
+
+
+class Database:
+    """An async engine plus the knowledge of which backend it talks to.
+
+    ``pool_size``, ``max_overflow``, ``pool_timeout``: the connection pool (PostgreSQL
+    defaults to 20 + 20 connections and 5 s; SQLite files to SQLAlchemy's defaults).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        echo: bool = False,
+        pool_size: int | None = None,
+        max_overflow: int | None = None,
+        pool_timeout: float | None = None,
+    ) -> None:
+        self.url = url
+        self.is_sqlite = url.startswith("sqlite")
+        kwargs: dict[str, Any] = {"echo": echo}
+        if self.is_sqlite:
+            path = url.split("///", 1)[1]
+            if path and path != ":memory:":
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+            kwargs["connect_args"] = {"timeout": 30}
+        else:
+            kwargs.update(
+                # Enough for a busy read path: overflow connections are closed on
+                # return, and opening PostgreSQL sessions is costly.
+                pool_size=20,
+                max_overflow=20,
+                pool_timeout=5,
+                # Fail fast when PostgreSQL is down instead of hanging a request.
+                connect_args={"timeout": 5, "command_timeout": 30},
+            )
+        pool = {"pool_size": pool_size, "max_overflow": max_overflow, "pool_timeout": pool_timeout}
+        kwargs.update({key: value for key, value in pool.items() if value is not None})
+        self.engine: AsyncEngine = create_async_engine(url, **kwargs)
+        if self.is_sqlite:
+            event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+        self._write_lock = asyncio.Lock() if self.is_sqlite else None
+
+    async def dispose(self) -> None:
+        """Close every pooled connection."""
+        await self.engine.dispose()
+
+    @contextlib.asynccontextmanager
+    async def write(self, *, single_statement: bool = False) -> AsyncIterator[AsyncConnection]:
+        """A write transaction: committed on success, rolled back on any exception.
+
+        ``single_statement``: the caller runs exactly one statement, which is atomic on
+        its own; autocommit saves the BEGIN/COMMIT round trips on a hot path.
+        """
+        lock = self._write_lock or contextlib.nullcontext()
+        async with lock:
+            with _translated(writing=True):
+                if single_statement:
+                    async with self.engine.connect() as conn:
+                        await conn.execution_options(isolation_level="AUTOCOMMIT")
+                        yield conn
+                    return
+                async with self.engine.begin() as conn:
+                    yield conn
+
+    @contextlib.asynccontextmanager
+    async def read(self, *, autocommit: bool = False) -> AsyncIterator[AsyncConnection]:
+        """A read-only connection (its implicit transaction is rolled back at the end).
+
+        ``autocommit``: no transaction at all, for single-statement reads where the
+        BEGIN/ROLLBACK round trips would cost more than the query.
+        """
+        with _translated(writing=False):
+            async with self.engine.connect() as conn:
+                if autocommit:
+                    await conn.execution_options(isolation_level="AUTOCOMMIT")
+                yield conn
+
+    async def ping(self) -> bool:
+        """True when the database answers a trivial query."""
+        try:
+            async with self.engine.connect() as conn:
+                await conn.execute(text("SELECT 1"))
+            return True
+        except Exception:  # any failure means "down" to the health check
+            log.debug("database ping failed", exc_info=True)
+            return False
+
+    async def migrate(self) -> None:
+        """Bring the schema to the newest revision; safe to run from several processes."""
+        with _translated():
+            async with self.engine.begin() as conn:
+                if not self.is_sqlite:
+                    await conn.execute(text(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK_KEY})"))
+                await conn.run_sync(_upgrade_to_head)
+
+    @contextlib.asynccontextmanager
+    async def sync_leadership(self) -> AsyncIterator[bool]:
+        """Yield True when this process may run the sync tick now.
+
+        PostgreSQL: a session advisory lock held for the tick, so of several gateway
+        processes sharing a database only one ticks at a time. SQLite: one process
+        owns the file, so always True.
+        """
+        if self.is_sqlite:
+            yield True
+            return
+        # Only the lock's own statements are translated, not the caller's block.
+        with _translated():
+            conn = await self.engine.connect()
+        try:
+            with _translated():
+                query = text(f"SELECT pg_try_advisory_lock({SYNC_LOCK_KEY})")
+                got = bool((await conn.execute(query)).scalar())
+                await conn.commit()
+            try:
+                yield got
+            finally:
+                if got:
+                    with _translated():
+                        await conn.execute(text(f"SELECT pg_advisory_unlock({SYNC_LOCK_KEY})"))
+                        await conn.commit()
+        finally:
+            with _translated():
+                await conn.close()
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    # WAL lets the API read while the sync tick writes; foreign keys make
+    # DELETE /receive cascade to transfers and events.
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def alembic_config(connection: Connection) -> Config:
+    """An Alembic configuration whose ``env.py`` runs on ``connection``."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.attributes["connection"] = connection
+    return config
+
+
+def _upgrade_to_head(connection: Connection) -> None:
+    command.upgrade(alembic_config(connection), "head")

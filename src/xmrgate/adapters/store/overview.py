@@ -1,0 +1,99 @@
+"""The database's facts for the overview and the metrics, in ONE statement.
+
+A UNION ALL of small aggregates, each row ``(kind, key, value)``: the synced height,
+callback events by status (pending, failed), payment requests by the status the sync
+tick recorded, and the size of the address pool; indexes answer the counts. Built
+once; run on an autocommit connection like the other hot reads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Select,
+    String,
+    cast,
+    func,
+    literal,
+    select,
+    union_all,
+)
+
+from xmrgate.adapters.store.db import Database
+from xmrgate.adapters.store.outbox import FAILED, PENDING
+from xmrgate.adapters.store.payments import SYNC_STATE_ID
+from xmrgate.adapters.store.tables import (
+    address_pool,
+    events,
+    payment_requests,
+    sync_state,
+)
+from xmrgate.core.overview import StoreFacts
+
+_SYNCED = "synced_height"
+_CALLBACKS = "callbacks"
+_REQUESTS = "requests"
+_POOL = "address_pool"
+
+
+def _row(kind: str, key: Any, value: Any) -> list[Any]:
+    """Typed columns: PostgreSQL must know each column's type in a UNION."""
+    return [
+        cast(literal(kind), String).label("kind"),
+        cast(key, String).label("key"),
+        cast(value, BigInteger).label("value"),
+    ]
+
+
+_PARTS: list[Select[Any]] = [
+    select(*_row(_SYNCED, literal(""), sync_state.c.wallet_height)).where(
+        sync_state.c.id == SYNC_STATE_ID
+    ),
+    select(*_row(_CALLBACKS, events.c.status, func.count()))
+    .where(events.c.status.in_([PENDING, FAILED]))
+    .group_by(events.c.status),
+    # The status the sync tick records (domain/invoice.py), answered by its index.
+    select(*_row(_REQUESTS, payment_requests.c.status, func.count())).group_by(
+        payment_requests.c.status
+    ),
+]
+FACTS_QUERY = union_all(*_PARTS)
+FACTS_QUERY_WITH_POOL = union_all(
+    *_PARTS, select(*_row(_POOL, literal(""), func.count())).select_from(address_pool)
+)
+
+
+class OverviewStore:
+    """Reads the facts of ``core.overview.StoreFacts``."""
+
+    def __init__(self, db: Database, *, with_pool: bool = True) -> None:
+        """``with_pool`` False (``--address-pool-size 0``): no pool size is reported."""
+        self._db = db
+        self._query = FACTS_QUERY_WITH_POOL if with_pool else FACTS_QUERY
+
+    async def facts(self) -> StoreFacts:
+        """One statement on an autocommit connection."""
+        async with self._db.read(autocommit=True) as conn:
+            rows = (await conn.execute(self._query)).all()
+        synced: int | None = None
+        callbacks: dict[str, int] = {}
+        requests: dict[str, int] = {}
+        pool: int | None = None
+        for kind, key, value in rows:
+            if kind == _SYNCED:
+                synced = int(value)
+            elif kind == _CALLBACKS:
+                callbacks[key] = int(value)
+            elif kind == _REQUESTS:
+                requests[key] = int(value)
+            elif kind == _POOL:
+                pool = int(value)
+        return StoreFacts(
+            synced_height=synced,
+            callbacks_pending=callbacks.get(PENDING, 0),
+            callbacks_failed=callbacks.get(FAILED, 0),
+            requests_by_status=requests,
+            address_pool=pool,
+        )

@@ -1,0 +1,352 @@
+"""Payment requests, their incoming transfers and the sync height.
+
+Functions that take a connection run inside the caller's transaction (the sync
+tick reads and writes in one); ``PaymentStore`` methods open their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import bindparam, delete, func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from xmrgate.adapters.store.db import Database, as_utc, utcnow
+from xmrgate.adapters.store.tables import payment_requests, sync_state, transfers
+from xmrgate.domain.errors import AlreadyExists, SubaddressTaken
+from xmrgate.domain.invoice import OPEN
+from xmrgate.domain.ledger import Transfer, TransferState
+from xmrgate.domain.records import PaymentRequest, PaymentStatus
+
+SYNC_STATE_ID = 1
+
+
+def _request(row: Mapping[Any, Any]) -> PaymentRequest:
+    return PaymentRequest(
+        id=row["id"],
+        address=row["address"],
+        subaddr_index=row["subaddr_index"],
+        amount=row["amount"],
+        description=row["description"],
+        callback_url=row["callback_url"],
+        return_url=row["return_url"],
+        created_at=as_utc(row["created_at"]),
+        created_height=row["created_height"],
+        expires_at=None if row["expires_at"] is None else as_utc(row["expires_at"]),
+        underpay_tolerance=row["underpay_tolerance"],
+        status=row["status"],
+    )
+
+
+# The row-to-record mapping, for the other query modules (the list).
+request_from_row = _request
+
+
+def _transfer(row: Mapping[Any, Any]) -> Transfer:
+    return Transfer(
+        tx_hash=row["tx_hash"],
+        subaddr_index=row["subaddr_index"],
+        amount=row["amount"],
+        fee=row["fee"],
+        height=row["height"],
+        timestamp=row["timestamp"],
+        unlock_time=row["unlock_time"],
+        double_spend_seen=bool(row["double_spend_seen"]),
+        state=TransferState(row["state"]),
+        first_seen=row["first_seen"],
+    )
+
+
+_SYNCED_HEIGHT = (
+    select(sync_state.c.wallet_height).where(sync_state.c.id == SYNC_STATE_ID).scalar_subquery()
+)
+# The creation height of a new request: a subquery, so an INSERT stays one statement.
+SYNCED_HEIGHT = _SYNCED_HEIGHT
+
+# The hot read, built once: request columns, transfer columns, chain height.
+_REQUEST_KEYS = [c.name for c in payment_requests.c]
+_TRANSFER_KEYS = [c.name for c in transfers.c]
+_STATUS_QUERY = (
+    select(
+        payment_requests,
+        *[c.label(f"t_{c.name}") for c in transfers.c],
+        _SYNCED_HEIGHT.label("chain_height"),
+    )
+    .select_from(
+        payment_requests.outerjoin(transfers, transfers.c.request_id == payment_requests.c.id)
+    )
+    .where(payment_requests.c.address == bindparam("address"))
+)
+
+
+class PaymentStore:
+    """Reads and writes of payment requests for the API."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def create(
+        self,
+        *,
+        address: str,
+        subaddr_index: int,
+        amount: int,
+        description: str,
+        callback_url: str | None,
+        return_url: str | None,
+        expires_at: datetime | None = None,
+        underpay_tolerance: int = 0,
+        status: str = "waiting",
+    ) -> PaymentRequest:
+        """Record a new payment request; its creation height is the last synced height."""
+        values = {
+            "address": address,
+            "subaddr_index": subaddr_index,
+            "amount": amount,
+            "description": description,
+            "callback_url": callback_url,
+            "return_url": return_url,
+            "created_at": utcnow(),
+            "expires_at": expires_at,
+            "underpay_tolerance": underpay_tolerance,
+            "status": status,
+        }
+        # One statement: the creation height comes from sync_state in the INSERT itself.
+        try:
+            async with self._db.write(single_statement=True) as conn:
+                row = (
+                    await conn.execute(
+                        insert(payment_requests)
+                        .values(**values, created_height=_SYNCED_HEIGHT)
+                        .returning(payment_requests.c.id, payment_requests.c.created_height)
+                    )
+                ).one()
+        except AlreadyExists as exc:  # the address or the index is in use
+            raise SubaddressTaken(
+                f"subaddress index {subaddr_index} is already in use by another request"
+            ) from exc
+        return PaymentRequest(id=row[0], created_height=row[1], **values)  # type: ignore[arg-type]
+
+    async def highest_subaddr_index(self) -> int:
+        """The highest subaddress index any payment request uses (0 when none)."""
+        async with self._db.read() as conn:
+            value = (
+                await conn.execute(select(func.max(payment_requests.c.subaddr_index)))
+            ).scalar()
+            return int(value or 0)
+
+    async def get(self, address: str) -> PaymentRequest | None:
+        """The payment request of ``address``, if any."""
+        async with self._db.read() as conn:
+            return await request_by_address(conn, address)
+
+    async def delete(self, address: str) -> bool:
+        """Forget a payment request with its transfers and undelivered callbacks."""
+        async with self._db.write() as conn:
+            result = await conn.execute(
+                delete(payment_requests).where(payment_requests.c.address == address)
+            )
+            return bool(result.rowcount)
+
+    async def status(self, address: str) -> PaymentStatus | None:
+        """The request, all its transfers and the synced chain height: ONE query.
+
+        This is the hot read path (GET /receive, the checkout page): a single
+        statement on an autocommit connection, so no BEGIN/ROLLBACK round trips.
+        """
+        async with self._db.read(autocommit=True) as conn:
+            rows = (await conn.execute(_STATUS_QUERY, {"address": address})).all()
+        if not rows:
+            return None
+        width = len(payment_requests.c)
+        found = [
+            _transfer(dict(zip(_TRANSFER_KEYS, row[width:-1], strict=True)))
+            for row in rows
+            if row[width] is not None
+        ]
+        first = rows[0]
+        return PaymentStatus(
+            request=_request(dict(zip(_REQUEST_KEYS, first[:width], strict=True))),
+            transfers=found,
+            chain_height=first[-1] or 0,
+        )
+
+
+async def request_by_address(conn: AsyncConnection, address: str) -> PaymentRequest | None:
+    """The payment request of ``address`` within the caller's transaction."""
+    row = (
+        (await conn.execute(select(payment_requests).where(payment_requests.c.address == address)))
+        .mappings()
+        .first()
+    )
+    return _request(row) if row else None
+
+
+async def chain_height(conn: AsyncConnection) -> int | None:
+    """The wallet height the last sync tick saw (None before the first tick)."""
+    return (
+        await conn.execute(
+            select(sync_state.c.wallet_height).where(sync_state.c.id == SYNC_STATE_ID)
+        )
+    ).scalar()
+
+
+async def set_chain_height(conn: AsyncConnection, height: int, *, exists: bool) -> None:
+    """Store the wallet height of this tick."""
+    if exists:
+        await conn.execute(
+            update(sync_state)
+            .where(sync_state.c.id == SYNC_STATE_ID)
+            .values(wallet_height=height, updated_at=utcnow())
+        )
+    else:
+        await conn.execute(
+            insert(sync_state).values(id=SYNC_STATE_ID, wallet_height=height, updated_at=utcnow())
+        )
+
+
+async def oldest_creation_height(conn: AsyncConnection) -> int | None:
+    """The lowest creation height of any request (None: no request has one)."""
+    value = (await conn.execute(select(func.min(payment_requests.c.created_height)))).scalar()
+    return None if value is None else int(value)
+
+
+async def any_request(conn: AsyncConnection) -> bool:
+    """True when at least one payment request exists."""
+    return (await conn.execute(select(payment_requests.c.id).limit(1))).first() is not None
+
+
+async def lowest_locked_height(conn: AsyncConnection) -> int | None:
+    """Height of the oldest mined transfer that has not unlocked yet."""
+    query = select(func.min(transfers.c.height)).where(
+        transfers.c.state == TransferState.CONFIRMED.value
+    )
+    height = (await conn.execute(query)).scalar()
+    return None if height is None else int(height)
+
+
+async def subaddr_indices_in_window(conn: AsyncConnection, start: int) -> set[int]:
+    """Subaddresses with a transfer in the pool or mined at ``start`` or above."""
+    rows = await conn.execute(
+        select(transfers.c.subaddr_index)
+        .where(
+            (transfers.c.state == TransferState.POOL.value)
+            | ((transfers.c.state != TransferState.GONE.value) & (transfers.c.height >= start))
+        )
+        .distinct()
+    )
+    return {r[0] for r in rows}
+
+
+async def requests_by_index(
+    conn: AsyncConnection, indices: Collection[int]
+) -> dict[int, PaymentRequest]:
+    """Payment requests of the given subaddress indices (unknown ones are absent)."""
+    found: dict[int, PaymentRequest] = {}
+    wanted = sorted(indices)
+    # Chunked: SQLite limits bound parameters per statement.
+    for i in range(0, len(wanted), 500):
+        rows = await conn.execute(
+            select(payment_requests).where(
+                payment_requests.c.subaddr_index.in_(wanted[i : i + 500])
+            )
+        )
+        for row in rows.mappings():
+            request = _request(row)
+            found[request.subaddr_index] = request
+    return found
+
+
+async def transfers_of(conn: AsyncConnection, request_ids: Collection[int]) -> list[Transfer]:
+    """Every stored transfer of the given payment requests."""
+    ids = sorted(request_ids)
+    found: list[Transfer] = []
+    for i in range(0, len(ids), 500):
+        rows = await conn.execute(
+            select(transfers).where(transfers.c.request_id.in_(ids[i : i + 500]))
+        )
+        found.extend(_transfer(r) for r in rows.mappings())
+    return found
+
+
+async def save_transfers(
+    conn: AsyncConnection,
+    changed: Iterable[Transfer],
+    existing: Collection[tuple[str, int]],
+    request_id_by_index: Mapping[int, int],
+) -> None:
+    """Insert new transfers and update changed ones."""
+    now = utcnow()
+    new_rows = []
+    updated_rows = []
+    for t in changed:
+        row = {
+            "amount": t.amount,
+            "fee": t.fee,
+            "height": t.height,
+            "timestamp": t.timestamp,
+            "unlock_time": t.unlock_time,
+            "double_spend_seen": t.double_spend_seen,
+            "state": t.state.value,
+            "updated_at": now,
+            "first_seen": t.first_seen,
+        }
+        if t.key in existing:
+            updated_rows.append({**row, "k_tx": t.tx_hash, "k_index": t.subaddr_index})
+        else:
+            new_rows.append(
+                {
+                    **row,
+                    "tx_hash": t.tx_hash,
+                    "subaddr_index": t.subaddr_index,
+                    "request_id": request_id_by_index[t.subaddr_index],
+                }
+            )
+    if new_rows:
+        await conn.execute(insert(transfers), new_rows)
+    if updated_rows:
+        await conn.execute(
+            update(transfers)
+            .where(transfers.c.tx_hash == bindparam("k_tx"))
+            .where(transfers.c.subaddr_index == bindparam("k_index"))
+            .values(
+                {
+                    c: bindparam(c)
+                    for c in (
+                        "amount",
+                        "fee",
+                        "height",
+                        "timestamp",
+                        "unlock_time",
+                        "double_spend_seen",
+                        "state",
+                        "updated_at",
+                        "first_seen",
+                    )
+                }
+            ),
+            updated_rows,
+        )
+
+
+async def expired_open_indices(conn: AsyncConnection, now: datetime) -> set[int]:
+    """Subaddresses of requests recorded waiting/partial whose expiry has passed."""
+    rows = await conn.execute(
+        select(payment_requests.c.subaddr_index).where(
+            payment_requests.c.status.in_([s.value for s in OPEN]),
+            payment_requests.c.expires_at <= now,
+        )
+    )
+    return {r[0] for r in rows}
+
+
+async def save_statuses(conn: AsyncConnection, statuses: Mapping[int, str]) -> None:
+    """Record the status of requests (by id) that the tick changed."""
+    await conn.execute(
+        update(payment_requests)
+        .where(payment_requests.c.id == bindparam("k_id"))
+        .values(status=bindparam("new_status")),
+        [{"k_id": i, "new_status": str(s)} for i, s in statuses.items()],
+    )

@@ -1,0 +1,182 @@
+"""Table definitions (SQLAlchemy Core). The Alembic migrations create exactly these.
+
+``tests/db/test_schema.py`` checks that on both backends: a change here needs a new
+migration in ``migrations/versions/`` (never an edit of one that has shipped).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+metadata = MetaData()
+
+payment_requests = Table(
+    "payment_requests",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("address", String(128), nullable=False, unique=True),
+    # Minor index in account 0; the wallet never hands out the same one twice.
+    Column("subaddr_index", Integer, nullable=False, unique=True),
+    Column("amount", BigInteger, nullable=False),
+    Column("description", Text, nullable=False),
+    Column("callback_url", Text, nullable=True),
+    Column("return_url", Text, nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("created_height", Integer, nullable=True),
+    # Invoices (migration 0004): expiry, tolerance, and the status the sync tick recorded.
+    Column("expires_at", DateTime(timezone=True), nullable=True),
+    Column("underpay_tolerance", BigInteger, nullable=False, server_default="0"),
+    Column("status", String(16), nullable=False, server_default="waiting"),
+    # GET /receive lists newest first, optionally by status; the tick finds due expiries.
+    Index("ix_payment_requests_created", "created_at", "id"),
+    Index("ix_payment_requests_status_created", "status", "created_at", "id"),
+    Index("ix_payment_requests_status_expires", "status", "expires_at"),
+)
+
+transfers = Table(
+    "transfers",
+    metadata,
+    Column("tx_hash", String(64), primary_key=True),
+    Column("subaddr_index", Integer, primary_key=True),
+    Column(
+        "request_id",
+        Integer,
+        ForeignKey("payment_requests.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    Column("amount", BigInteger, nullable=False),
+    Column("fee", BigInteger, nullable=False),
+    Column("height", Integer, nullable=False),
+    Column("timestamp", BigInteger, nullable=False),
+    Column("unlock_time", BigInteger, nullable=False),
+    Column("double_spend_seen", Boolean, nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    # Unix time it first appeared (pool or block); NULL (older rows): ``timestamp``.
+    Column("first_seen", BigInteger, nullable=True),
+    Index("ix_transfers_state_height", "state", "height"),
+    # XMR received per day (the dashboard's chart): mined transfers in a window of block
+    # times, one range per state.
+    Index("ix_transfers_state_timestamp", "state", "timestamp"),
+)
+
+# One row (id = 1): how far the sync engine has got.
+sync_state = Table(
+    "sync_state",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("wallet_height", Integer, nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+# The outbox and event feed: one row per event (a callback to deliver when the request
+# has a callback_url), written with the state change; seq orders the feed.
+events = Table(
+    "events",
+    metadata,
+    Column("seq", Integer, primary_key=True, autoincrement=True),
+    Column("id", String(36), nullable=False, unique=True),
+    Column(
+        "request_id",
+        Integer,
+        ForeignKey("payment_requests.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    Column("kind", String(32), nullable=False),
+    Column("tx_hash", String(64), nullable=False),
+    # NULL: the request has no callback_url; the event is only in the feed (GET /events).
+    Column("callback_url", Text, nullable=True),
+    Column("payload", Text, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("next_attempt_at", DateTime(timezone=True), nullable=True),
+    Column("last_attempt_at", DateTime(timezone=True), nullable=True),
+    Column("delivered_at", DateTime(timezone=True), nullable=True),
+    Column("last_status", Integer, nullable=True),
+    Column("last_error", Text, nullable=True),
+    Column("claimed_by", String(64), nullable=True),
+    Column("claimed_until", DateTime(timezone=True), nullable=True),
+    Index("ix_events_status_next", "status", "next_attempt_at"),
+)
+
+# Every try of every callback (migration 0005): when, the HTTP answer, the error. The
+# events row keeps the totals; this is the history the dashboard shows.
+callback_tries = Table(
+    "callback_tries",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column(
+        "event_seq",
+        Integer,
+        ForeignKey("events.seq", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("attempted_at", DateTime(timezone=True), nullable=False),
+    Column("delivered", Boolean, nullable=False),
+    Column("status_code", Integer, nullable=True),
+    Column("error", Text, nullable=True),
+    Index("ix_callback_tries_event", "event_seq", "id"),
+)
+
+# Every payout, recorded before the wallet is asked and again after it answered.
+payouts = Table(
+    "payouts",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("state", String(16), nullable=False),
+    Column("destinations", Text, nullable=False),
+    Column("amount", BigInteger, nullable=False),
+    Column("fee", BigInteger, nullable=True),
+    Column("tx_hash_list", Text, nullable=True),
+    Column("error", Text, nullable=True),
+    Column("requested_by", String(128), nullable=True),
+    Column("idempotency_key", String(255), nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+idempotency_keys = Table(
+    "idempotency_keys",
+    metadata,
+    Column("endpoint", String(64), primary_key=True),
+    Column("key", String(255), primary_key=True),
+    Column("request_hash", String(64), nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("response_status", Integer, nullable=True),
+    Column("response_body", Text, nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False, index=True),
+)
+
+# The wallet this database belongs to: recorded at the first start (migration 0002).
+wallet_identity = Table(
+    "wallet_identity",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("primary_address", String(128), nullable=False),
+    Column("recorded_at", DateTime(timezone=True), nullable=False),
+)
+
+# Subaddresses created ahead and saved by the wallet, not handed out yet (migration 0003).
+address_pool = Table(
+    "address_pool",
+    metadata,
+    Column("subaddr_index", Integer, primary_key=True, autoincrement=False),
+    Column("address", String(128), nullable=False, unique=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)

@@ -1,0 +1,213 @@
+"""Subaddresses created ahead, labels applied later, and the wallet's lookahead kept safe.
+
+``POST /receive`` takes a subaddress from a pool in the database instead of asking
+the single-threaded wallet-rpc, so it neither waits behind sync ticks and payouts
+nor fails while the wallet restarts. ``AddressPool.refill`` keeps the pool between
+its low-water mark and its size: it creates up to 64 subaddresses per wallet call,
+has the wallet SAVE them (a wallet-rpc killed later cannot forget them), and only
+then offers them.
+
+Lookahead: wallet-rpc only sees payments to subaddresses within its table plus a
+lookahead (200); a wallet restored from keys starts its table at 0 and misses
+payments to higher indices (monero-project/monero#9213). ``ensure_lookahead`` makes
+the table reach the highest index we ever handed out (or hold in the pool), and,
+when it had to extend it, rescans and rewinds our sync so that payments the wallet
+missed are found.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+from xmrgate.domain.records import PaymentRequest
+
+log = logging.getLogger(__name__)
+
+# wallet-rpc's create_address takes 1..64 per call.
+MAX_BATCH = 64
+# Seconds between two looks at the pool's size when takes keep waking the refiller.
+WAKE_GAP = 0.5
+# Seconds between two labels (at most 50 a second).
+LABEL_GAP = 0.02
+
+
+class PoolWallet(Protocol):
+    """The wallet calls of the pool and the lookahead check."""
+
+    async def create_addresses(self, count: int) -> list[tuple[str, int]]:
+        """Create ``count`` (1..64) subaddresses; their (address, index)."""
+        ...
+
+    async def save(self) -> None:
+        """Write the wallet file."""
+        ...
+
+    async def label_address(self, index: int, label: str) -> None:
+        """Label one subaddress."""
+        ...
+
+    async def has_subaddress(self, index: int) -> bool:
+        """Whether the subaddress table reaches ``index``."""
+        ...
+
+    async def rescan(self) -> None:
+        """Scan the chain again from the wallet's restore height."""
+        ...
+
+
+class AddressPoolRepository(Protocol):
+    """The pool table (``adapters/store/address_pool.py``)."""
+
+    async def size(self) -> int:
+        """Unused subaddresses in the pool."""
+        ...
+
+    async def highest_index(self) -> int:
+        """The highest index in use or in the pool."""
+        ...
+
+    async def add(self, entries: Sequence[tuple[str, int]]) -> None:
+        """Offer saved subaddresses."""
+        ...
+
+    async def take(self, values: Mapping[str, Any]) -> PaymentRequest | None:
+        """A new request on the lowest pooled subaddress; None when empty."""
+        ...
+
+
+class AddressPool:
+    """Keeps the pool filled from the wallet."""
+
+    def __init__(
+        self, wallet: PoolWallet, store: AddressPoolRepository, *, size: int, low_water: int
+    ) -> None:
+        self._wallet = wallet
+        self._store = store
+        self._size = size
+        self._low_water = low_water
+        self._wake = asyncio.Event()
+
+    def wake(self) -> None:
+        """Ask the refill loop to look at the pool now (a request just took one)."""
+        self._wake.set()
+
+    async def refill(self) -> int:
+        """Top the pool up to its size when it is at or below the low-water mark.
+
+        Returns how many subaddresses were added. If the wallet hands out indices we
+        already use (it lost unsaved state in a crash), they are dropped and its
+        counter is moved past the highest index in use.
+        """
+        current = await self._store.size()
+        if current > self._low_water:
+            return 0
+        added = 0
+        while current + added < self._size:
+            want = min(MAX_BATCH, self._size - current - added)
+            created = await self._wallet.create_addresses(want)
+            await self._wallet.save()
+            highest = await self._store.highest_index()
+            fresh = [(a, i) for a, i in created if i > highest]
+            if len(fresh) < len(created):
+                last = max(i for _, i in created)
+                log.warning(
+                    "wallet handed out used subaddresses up to %d (it lost state); "
+                    "moving it past %d",
+                    last,
+                    highest,
+                )
+                await self._skip_to(last, highest)
+            await self._store.add(fresh)
+            added += len(fresh)
+        log.info("address pool refilled: %d added, %d available", added, current + added)
+        return added
+
+    async def _skip_to(self, last: int, highest: int) -> None:
+        while last < highest:
+            created = await self._wallet.create_addresses(min(MAX_BATCH, highest - last))
+            last = max(i for _, i in created)
+        await self._wallet.save()
+
+    async def run(self, stop: asyncio.Event, *, every: float = 5.0) -> None:
+        """Refill when woken or every ``every`` seconds, until ``stop``; failures are logged."""
+        while not stop.is_set():
+            try:
+                await self.refill()
+            except Exception as exc:  # the wallet or database is down: try again later
+                log.warning("address pool refill failed: %s", getattr(exc, "message", exc))
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(_first(self._wake, stop), timeout=every)
+            # A burst of takes needs one look at the pool's size, not one per request.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=WAKE_GAP)
+
+
+class Labeler:
+    """Applies wallet labels after the request was answered (never blocks it)."""
+
+    def __init__(self, wallet: PoolWallet, *, capacity: int = 10_000) -> None:
+        self._wallet = wallet
+        self._queue: asyncio.Queue[tuple[int, str]] = asyncio.Queue(maxsize=capacity)
+
+    def label_later(self, index: int, label: str) -> None:
+        """Queue a label; when the queue is full the label is dropped (it is cosmetic)."""
+        if not label:
+            return
+        try:
+            self._queue.put_nowait((index, label))
+        except asyncio.QueueFull:
+            log.warning("label queue full: subaddress %d stays unlabelled", index)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Apply queued labels until ``stop``."""
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                index, label = await asyncio.wait_for(self._queue.get(), timeout=1.0)
+                try:
+                    await self._wallet.label_address(index, label)
+                except Exception as exc:
+                    log.warning("labelling subaddress %d failed: %s", index, exc)
+                # Labels are cosmetic: during a burst of POST /receive they wait, rather
+                # than take the event loop's time (~1 ms of CPU each) from the requests.
+                await asyncio.sleep(LABEL_GAP)
+
+
+async def ensure_lookahead(
+    wallet: PoolWallet,
+    store: AddressPoolRepository,
+    rewind_sync: Callable[[], Awaitable[None]],
+) -> bool:
+    """Make the wallet's subaddress table reach our highest index; rescan if it had to.
+
+    Returns True when the table was extended (and the wallet rescanned, and our sync
+    rewound to the oldest request so that missed payments are found).
+    """
+    highest = await store.highest_index()
+    if highest == 0 or await wallet.has_subaddress(highest):
+        return False
+    log.warning(
+        "the wallet's subaddress table does not reach index %d (restored wallet?): "
+        "extending it and rescanning",
+        highest,
+    )
+    last = max(i for _, i in await wallet.create_addresses(1))
+    while last < highest:
+        last = max(i for _, i in await wallet.create_addresses(min(MAX_BATCH, highest - last)))
+    await wallet.save()
+    await wallet.rescan()
+    await rewind_sync()
+    return True
+
+
+async def _first(*signals: asyncio.Event) -> None:
+    waiters = [asyncio.create_task(s.wait()) for s in signals]
+    try:
+        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()

@@ -1,0 +1,53 @@
+"""``Gateway``: the use cases of one process, as the web layer sees them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xmrgate.core.idempotency import Idempotency
+from xmrgate.core.invoices import Invoices
+from xmrgate.core.observer import NO_OBSERVER, Observer
+from xmrgate.core.overview import Overview
+from xmrgate.core.payment_requests import PaymentRequests
+from xmrgate.core.payouts import Payouts
+from xmrgate.core.received import ReceivedPerDay
+from xmrgate.core.wallet_status import WalletIdentity, WalletStatus
+from xmrgate.domain.api_keys import ApiKey
+from xmrgate.domain.errors import NotFound
+
+
+@dataclass
+class Gateway:
+    """Everything a route may call; built by ``runtime/container.py``."""
+
+    payment_requests: PaymentRequests
+    payouts: Payouts
+    idempotency: Idempotency
+    wallet_status: WalletStatus
+    identity: WalletIdentity
+    api_keys: list[ApiKey] = field(default_factory=list)
+    # The overview (GET /status, /metrics) and what HTTP requests are reported to.
+    overview: Overview | None = None
+    observer: Observer = NO_OBSERVER
+    # XMR received per day (GET /received/daily, the dashboard's chart).
+    received: ReceivedPerDay | None = None
+    # The list of requests and the event feed (GET /receive, GET /events).
+    invoices: Invoices | None = None
+
+    def overview_required(self) -> Overview:
+        """The overview; NotFound when this gateway was built without one."""
+        if self.overview is None:
+            raise NotFound("this gateway has no overview")
+        return self.overview
+
+    def received_required(self) -> ReceivedPerDay:
+        """The daily sums; NotFound when this gateway was built without them."""
+        if self.received is None:
+            raise NotFound("this gateway has no daily sums")
+        return self.received
+
+    def invoices_required(self) -> Invoices:
+        """The list and feed; NotFound when this gateway was built without them."""
+        if self.invoices is None:
+            raise NotFound("this gateway has no request list")
+        return self.invoices

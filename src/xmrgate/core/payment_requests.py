@@ -1,0 +1,207 @@
+"""Payment requests: create one (a fresh subaddress), read, delete, and its callbacks.
+
+Reads come from the database only, never the wallet. Creating a request asks the
+wallet for a subaddress; if wallet-rpc was killed before it saved, it forgets the
+subaddresses it handed out since and offers an index we already use. The unique
+index refuses the duplicate and ``create`` moves the wallet's counter past every
+index in use, then asks once more.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from xmrgate.core.address_pool import AddressPoolRepository
+from xmrgate.core.ports import OutboxRepository, PaymentRepository, UrlGuard, Wallet
+from xmrgate.domain.addresses import looks_like_address
+from xmrgate.domain.errors import (
+    AddressPoolEmpty,
+    Conflict,
+    InvalidInput,
+    NotFound,
+    SubaddressTaken,
+    WalletUnavailable,
+)
+from xmrgate.domain.invoice import MAX_EXPIRES_IN, initial_status
+from xmrgate.domain.records import OutboxEvent, PaymentRequest, PaymentStatus
+
+log = logging.getLogger(__name__)
+
+# wallet-rpc keeps labels short in its cache file; longer descriptions stay in our DB.
+LABEL_LENGTH = 100
+
+
+@dataclass(frozen=True, slots=True)
+class NewPaymentRequest:
+    """What the merchant asks for at ``POST /receive``."""
+
+    amount: int
+    description: str = ""
+    callback_url: str | None = None
+    return_url: str | None = None
+    expires_in: int | None = None  # seconds; None: never expires
+    underpay_tolerance: int = 0
+
+
+def invoice_columns(new: NewPaymentRequest) -> dict[str, Any]:
+    """Expiry, tolerance and first status of a new request (``domain/invoice.py``)."""
+    if not 0 <= new.underpay_tolerance <= new.amount:
+        raise InvalidInput("underpay_tolerance must be between 0 and amount")
+    if new.expires_in is not None and not 1 <= new.expires_in <= MAX_EXPIRES_IN:
+        raise InvalidInput(f"expires_in must be between 1 and {MAX_EXPIRES_IN} seconds")
+    expires_at = (
+        None if new.expires_in is None else datetime.now(UTC) + timedelta(seconds=new.expires_in)
+    )
+    return {
+        "expires_at": expires_at,
+        "underpay_tolerance": new.underpay_tolerance,
+        "status": initial_status(new.amount, new.underpay_tolerance).value,
+    }
+
+
+def request_columns(new: NewPaymentRequest) -> dict[str, object]:
+    """The columns of a new request that the merchant chose (the pool adds the rest)."""
+    return {
+        "amount": new.amount,
+        "description": new.description,
+        "callback_url": new.callback_url,
+        "return_url": new.return_url,
+        **invoice_columns(new),
+    }
+
+
+class PaymentRequests:
+    """The payment-request use cases over a wallet, the stores and a URL guard."""
+
+    def __init__(
+        self,
+        wallet: Wallet,
+        store: PaymentRepository,
+        outbox: OutboxRepository,
+        url_guard: UrlGuard,
+        *,
+        wake_callbacks: Callable[[], None] = lambda: None,
+        require_wallet: Callable[[], None] = lambda: None,
+        pool: AddressPoolRepository | None = None,
+        pool_used: Callable[[], None] = lambda: None,
+        label_later: Callable[[int, str], None] = lambda _index, _label: None,
+        direct_timeout: float | None = None,
+    ) -> None:
+        self._pool = pool
+        self._pool_used = pool_used
+        self._label_later = label_later
+        self._direct_timeout = direct_timeout
+        self._wallet = wallet
+        self._store = store
+        self._outbox = outbox
+        self._url_guard = url_guard
+        self._wake_callbacks = wake_callbacks
+        self._require_wallet = require_wallet
+
+    async def create(self, new: NewPaymentRequest) -> PaymentRequest:
+        """Check the URLs, take a subaddress from the wallet and record the request."""
+        self._require_wallet()
+        invoice_columns(new)  # bad expiry or tolerance: refused before a subaddress is spent
+        if new.callback_url is not None:
+            await self._url_guard.check(new.callback_url, "callback_url")
+        if new.return_url is not None:
+            await self._url_guard.check(new.return_url, "return_url")
+        if self._pool is not None:
+            taken = await self._pool.take(request_columns(new))
+            self._pool_used()
+            if taken is not None:
+                self._label_later(taken.subaddr_index, new.description[:LABEL_LENGTH])
+                return taken
+            log.warning("address pool empty: asking the wallet directly")
+            try:
+                return await self._create_on_wallet(new)
+            except WalletUnavailable as exc:
+                raise AddressPoolEmpty(
+                    "no subaddress is ready and the wallet did not answer in time; "
+                    "retry in a few seconds"
+                ) from exc
+        return await self._create_on_wallet(new)
+
+    async def _create_on_wallet(self, new: NewPaymentRequest) -> PaymentRequest:
+        """Ask the wallet for a subaddress (no pool, or the pool is empty)."""
+        for attempt in range(2):
+            # With a pool this is the fallback: a short deadline, so that an empty pool
+            # and a hung wallet answer 503/504 quickly instead of hanging the request.
+            address, index = await self._wallet.create_address(
+                label=new.description[:LABEL_LENGTH], timeout=self._direct_timeout
+            )
+            try:
+                return await self._store.create(
+                    address=address,
+                    subaddr_index=index,
+                    amount=new.amount,
+                    description=new.description,
+                    callback_url=new.callback_url,
+                    return_url=new.return_url,
+                    **invoice_columns(new),
+                )
+            except SubaddressTaken:
+                if attempt:
+                    raise
+                highest = await self._store.highest_subaddr_index()
+                log.warning(
+                    "wallet handed out used subaddress %d (it lost state); skipping to %d",
+                    index,
+                    highest + 1,
+                )
+                # Create index+1 .. highest: the wallet's next subaddress is then highest + 1.
+                await self._wallet.skip_subaddresses(highest - index)
+        raise AssertionError("unreachable: the loop returns or raises")
+
+    async def status(self, address: str) -> PaymentStatus:
+        """A request with its transfers and the synced height; NotFound if none."""
+        found = await self._store.status(address) if looks_like_address(address) else None
+        if found is None:
+            raise NotFound("no payment request for this address")
+        return found
+
+    async def get(self, address: str) -> PaymentRequest:
+        """One request; NotFound if none."""
+        found = await self._store.get(address) if looks_like_address(address) else None
+        if found is None:
+            raise NotFound("no payment request for this address")
+        return found
+
+    async def delete(self, address: str) -> None:
+        """Forget a request that has received nothing; Conflict once money arrived."""
+        found = await self.status(address)
+        if found.transfers:
+            raise Conflict(
+                "this payment request has received funds and cannot be deleted; its history is kept"
+            )
+        if not await self._store.delete(address):
+            raise NotFound("no payment request for this address")
+
+    async def callbacks(self, address: str) -> list[OutboxEvent]:
+        """Every callback event of a request with its delivery record."""
+        request = await self.get(address)
+        return await self._outbox.for_request(request.id)
+
+    async def retry_callback(self, address: str, event_id: str) -> OutboxEvent:
+        """Make one callback due now and wake the worker."""
+        request = await self.get(address)
+        event = (
+            await self._outbox.retry_now(request.id, event_id[:64]) if _is_uuid(event_id) else None
+        )
+        if event is None:
+            raise NotFound("no such callback event for this address")
+        self._wake_callbacks()
+        return event
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,218 @@
+"""What the core needs from the outside world, as protocols.
+
+The use cases in ``core/`` are written against these; ``adapters/`` implements them
+(wallet-rpc client, SQL stores, HTTP sender, URL guard) and the unit tests implement
+them with in-memory fakes. Nothing here imports an adapter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from xmrgate.domain.records import OutboxEvent, PaymentRequest, PaymentStatus, StoredAnswer
+
+
+class Wallet(Protocol):
+    """The subset of monero-wallet-rpc the use cases call (``adapters/wallet_rpc.py``)."""
+
+    async def create_address(
+        self, label: str = "", *, timeout: float | None = None
+    ) -> tuple[str, int]:
+        """A new subaddress of account 0 and its index."""
+        ...
+
+    async def skip_subaddresses(self, count: int) -> None:
+        """Move the wallet's subaddress counter ``count`` indices ahead."""
+        ...
+
+    async def is_valid_address(self, address: str) -> bool:
+        """Whether ``address`` is valid on the wallet's network."""
+        ...
+
+    async def get_balance(self) -> tuple[int, int]:
+        """Total and unlocked balance of account 0."""
+        ...
+
+    async def get_transfer_by_txid(self, txid: str) -> dict[str, Any] | None:
+        """The wallet's record of one transaction, or None."""
+        ...
+
+    async def transfer_split(
+        self, destinations: list[dict[str, Any]], *, priority: int, timeout: float
+    ) -> dict[str, Any]:
+        """Send; raises WalletTimeout / WalletUnavailable / WalletError."""
+        ...
+
+    async def is_view_only(self) -> bool:
+        """Whether the open wallet is watch-only (holds no spend key)."""
+        ...
+
+    async def probe(self, *, timeout: float) -> bool:
+        """Whether the wallet answers now."""
+        ...
+
+
+class PaymentRepository(Protocol):
+    """Payment requests as the API reads and writes them (``adapters/store/payments.py``)."""
+
+    async def create(
+        self,
+        *,
+        address: str,
+        subaddr_index: int,
+        amount: int,
+        description: str,
+        callback_url: str | None,
+        return_url: str | None,
+        expires_at: datetime | None = None,
+        underpay_tolerance: int = 0,
+        status: str = "waiting",
+    ) -> PaymentRequest:
+        """Insert; raises SubaddressTaken when the index is already used."""
+        ...
+
+    async def highest_subaddr_index(self) -> int:
+        """The highest subaddress index any request uses (0 when none)."""
+        ...
+
+    async def get(self, address: str) -> PaymentRequest | None:
+        """One request by address."""
+        ...
+
+    async def delete(self, address: str) -> bool:
+        """Delete a request with its transfers and undelivered events."""
+        ...
+
+    async def status(self, address: str) -> PaymentStatus | None:
+        """A request, its transfers and the synced height, read together."""
+        ...
+
+
+class OutboxRepository(Protocol):
+    """Callback events as the API lists and retries them (``adapters/store/outbox.py``)."""
+
+    async def for_request(self, request_id: int) -> list[OutboxEvent]:
+        """Every event of one request, oldest first."""
+        ...
+
+    async def retry_now(self, request_id: int, event_id: str) -> OutboxEvent | None:
+        """Make one event due now; None when it does not exist."""
+        ...
+
+
+class PayoutJournal(Protocol):
+    """The payout journal (``adapters/store/payouts.py``)."""
+
+    async def record_requested(
+        self,
+        destinations: list[dict[str, Any]],
+        *,
+        requested_by: str | None,
+        idempotency_key: str | None,
+    ) -> int:
+        """Write a ``requested`` row before the wallet is asked; its id."""
+        ...
+
+    async def record_outcome(
+        self,
+        payout_id: int,
+        state: str,
+        *,
+        fee: int | None = None,
+        tx_hash_list: list[str] | None = None,
+        error: str | None = None,
+    ) -> None:
+        """Record what the wallet answered."""
+        ...
+
+    async def recent(self, limit: int = 100) -> list[dict[str, Any]]:
+        """The newest payouts first."""
+        ...
+
+
+class IdempotencyRepository(Protocol):
+    """Stored answers of idempotent requests (``adapters/store/idempotency.py``)."""
+
+    async def claim(self, endpoint: str, key: str, request_hash: str) -> StoredAnswer | None:
+        """Claim a key; None when it was free, else what it holds."""
+        ...
+
+    async def complete(self, endpoint: str, key: str, status: int, body: str) -> None:
+        """Store the answer of a claimed key."""
+        ...
+
+    async def release(self, endpoint: str, key: str) -> None:
+        """Forget a claimed key so that a retry runs again."""
+        ...
+
+
+class UrlGuard(Protocol):
+    """Decides whether a merchant-given URL may be stored (SSRF defence)."""
+
+    async def check(self, url: str, field: str) -> None:
+        """Raise InvalidInput naming ``field`` when ``url`` may not be used."""
+        ...
+
+
+class Clock(Protocol):
+    """Now, as an aware UTC datetime (a fake in tests)."""
+
+    def __call__(self) -> datetime: ...
+
+
+class CallbackQueue(Protocol):
+    """The outbox as the delivery worker uses it (``adapters/store/outbox.py``)."""
+
+    async def claim_due(self, worker: str, limit: int, lease: float) -> list[OutboxEvent]:
+        """Claim up to ``limit`` due events for ``lease`` seconds, one per payment request."""
+        ...
+
+    async def record_attempt(
+        self,
+        event_id: str,
+        worker: str,
+        *,
+        delivered: bool,
+        status_code: int | None,
+        error: str | None,
+        next_attempt_at: datetime | None,
+    ) -> None:
+        """Count one try, store its outcome and release the claim.
+
+        Not delivered and no next attempt means the event has failed for good.
+        """
+        ...
+
+    async def next_due(self) -> datetime | None:
+        """When the earliest claimable event becomes due (None when nothing is pending)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryResult:
+    """What one callback POST came to.
+
+    ``error`` is what the merchant sees as ``last_error``: short and without socket
+    details (``timeout``, ``connection refused``, ``HTTP 500``). ``permanent`` means
+    trying again cannot help (the stored URL itself is invalid).
+    """
+
+    delivered: bool
+    status_code: int | None = None
+    error: str | None = None
+    permanent: bool = False
+
+
+class CallbackSender(Protocol):
+    """POSTs one callback (``adapters/callback_http.py``); the worker bounds its duration."""
+
+    async def send(self, url: str, body: bytes, headers: Mapping[str, str]) -> DeliveryResult:
+        """POST ``body`` to ``url``; failures come back as a result, not an exception."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close kept-alive connections."""
+        ...

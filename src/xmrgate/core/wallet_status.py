@@ -1,0 +1,165 @@
+"""What the wallet is and whether it answers: balance, health, and the wallet's identity.
+
+``/health`` is public and unauthenticated, so its answer is cached for at most
+``max_age`` seconds and its wallet probe runs on a connection of its own: a flood of
+health checks can neither starve the connections that sync and payouts use nor keep
+wallet-rpc busy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from xmrgate.core.ports import Wallet
+from xmrgate.domain.errors import WalletUnavailable
+
+log = logging.getLogger(__name__)
+
+# Each probe gets this long; both run at once, so /health answers within ~2.5 s.
+PROBE_TIMEOUT = 2.0
+
+
+@dataclass
+class WalletIdentity:
+    """What we learned from the wallet at start-up, and whether it is the right one.
+
+    ``expected`` is the primary address the database was created with; ``mismatch``
+    holds a message when wallet-rpc has another wallet open (then nothing that writes
+    may run: no sync, no new subaddress, no payout).
+    """
+
+    primary_address: str | None = None
+    expected: str | None = None
+    mismatch: str | None = None
+    view_only: bool | None = None
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def require_usable(self) -> None:
+        """Raise WalletUnavailable unless the right wallet is open."""
+        if self.mismatch is not None:
+            raise WalletUnavailable(self.mismatch, request_sent=False)
+
+
+@dataclass(frozen=True, slots=True)
+class HealthReport:
+    """The answer of ``GET /health``."""
+
+    status: int
+    services: dict[str, bool]
+    message: str | None = None
+    wallet_mode: str | None = None
+
+
+class WalletStatus:
+    """Balance and health, over the wallet, a database ping and the wallet's identity."""
+
+    def __init__(
+        self,
+        wallet: Wallet,
+        probe_wallet: Wallet,
+        db_ping: Callable[[], Awaitable[bool]],
+        database_kind: str,
+        identity: WalletIdentity,
+        *,
+        max_age: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._wallet = wallet
+        self._probe_wallet = probe_wallet
+        self._db_ping = db_ping
+        self._database_kind = database_kind
+        self._identity = identity
+        self._max_age = max_age
+        self._clock = clock
+        self._cached: tuple[float, HealthReport] | None = None
+        self._lock = asyncio.Lock()
+
+    async def balance(self) -> tuple[int, int]:
+        """Total and unlocked balance of the Primary Account."""
+        self._identity.require_usable()
+        return await self._wallet.get_balance()
+
+    async def health(self) -> HealthReport:
+        """200 when wallet-rpc and the database answer and the wallet is ours, else 503."""
+        async with self._lock:  # concurrent callers share one probe
+            if self._cached is not None and self._clock() - self._cached[0] < self._max_age:
+                return self._cached[1]
+            wallet_up, db_up = await asyncio.gather(
+                _probe(self._probe_wallet.probe(timeout=PROBE_TIMEOUT)), _probe(self._db_ping())
+            )
+            message = self._identity.mismatch
+            if message is None and not self._identity.ready.is_set():
+                message = "the gateway has not opened its wallet yet"
+            ok = wallet_up and db_up and message is None
+            mode = None
+            if self._identity.view_only is not None:
+                mode = "view-only" if self._identity.view_only else "full"
+            report = HealthReport(
+                status=200 if ok else 503,
+                services={"walletrpc": wallet_up, self._database_kind: db_up},
+                message=message,
+                wallet_mode=mode,
+            )
+            self._cached = (self._clock(), report)
+            return report
+
+
+async def _probe(check: Awaitable[bool]) -> bool:
+    try:
+        return bool(await asyncio.wait_for(check, timeout=PROBE_TIMEOUT))
+    except Exception:
+        return False
+
+
+class IdentityStore(Protocol):
+    """Where the database remembers the wallet it belongs to (``adapters/store/identity.py``)."""
+
+    async def remembered(self) -> str | None:
+        """The primary address recorded at first start, or None."""
+        ...
+
+    async def remember(self, primary_address: str) -> str:
+        """Record it unless one is recorded already; return the recorded one."""
+        ...
+
+
+class AddressSource(Protocol):
+    """The wallet call that names the open wallet."""
+
+    async def primary_address(self) -> str:
+        """The open wallet's primary address."""
+        ...
+
+
+async def verify_identity(
+    wallet: AddressSource, store: IdentityStore, identity: WalletIdentity
+) -> bool:
+    """Compare the open wallet with the one the database belongs to; record the verdict.
+
+    On the first start the open wallet's address is recorded. Afterwards a different
+    wallet sets ``identity.mismatch``: no sync, no subaddress, no payout until the
+    right wallet is open again (reads keep working).
+    """
+    actual = await wallet.primary_address()
+    expected = await store.remembered()
+    if expected is None:
+        expected = await store.remember(actual)
+    identity.primary_address = actual
+    identity.expected = expected
+    if actual == expected:
+        if identity.mismatch is not None:
+            log.warning("the right wallet is open again (%s): resuming", actual)
+        identity.mismatch = None
+        return True
+    if identity.mismatch is None:
+        log.error("wrong wallet open: %s (expected %s); sync and payouts stopped", actual, expected)
+    identity.mismatch = (
+        f"wallet-rpc has the wallet {actual} open, but this database belongs to the wallet "
+        f"{expected}: open the right wallet (nothing is synced or sent until then)"
+    )
+    return False

@@ -1,0 +1,29 @@
+"""``build_app``: the FastAPI app of one process, with its loops in the lifespan."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from fastapi import FastAPI
+
+from xmrgate.config import Settings
+from xmrgate.runtime.container import Services
+from xmrgate.runtime.supervisor import Supervisor
+from xmrgate.web.app import create_app
+
+
+def build_app(settings: Settings, services: Services | None = None) -> FastAPI:
+    """The app over ``services`` (built from ``settings`` if not given)."""
+    services = services or Services.build(settings)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        supervisor = Supervisor(services)
+        await supervisor.start()
+        try:
+            yield
+        finally:
+            await supervisor.close()
+
+    return create_app(settings, services.gateway, lifespan)

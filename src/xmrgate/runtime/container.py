@@ -1,0 +1,234 @@
+"""The concrete objects of one gateway process, built once from Settings.
+
+This is the only place that knows which adapter implements which port: it builds
+the wallet client, the stores and the callback sender, hands them to the use cases
+of ``core/``, and gathers those in the ``Gateway`` that the web layer calls.
+``runtime/supervisor.py`` runs the loops; ``runtime/app.py`` builds what the CLI serves.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from xmrgate.adapters.callback_http import CallbackUrlGuard, Destinations, HttpCallbackSender
+from xmrgate.adapters.metrics import PrometheusMetrics
+from xmrgate.adapters.store.address_pool import SqlAddressPool
+from xmrgate.adapters.store.db import Database
+from xmrgate.adapters.store.idempotency import IdempotencyStore
+from xmrgate.adapters.store.identity import SqlIdentityStore
+from xmrgate.adapters.store.listing import SqlListing
+from xmrgate.adapters.store.outbox import OutboxStore
+from xmrgate.adapters.store.overview import OverviewStore
+from xmrgate.adapters.store.payments import PaymentStore
+from xmrgate.adapters.store.payouts import PayoutStore
+from xmrgate.adapters.store.received import ReceivedStore
+from xmrgate.adapters.store.retention import RetentionStore
+from xmrgate.adapters.store.sync_store import SqlSyncStore
+from xmrgate.adapters.wallet_rpc import WalletClient
+from xmrgate.config import Settings
+from xmrgate.core.address_pool import AddressPool, Labeler
+from xmrgate.core.callbacks import CallbackWorker, RetryPolicy
+from xmrgate.core.gateway import Gateway
+from xmrgate.core.idempotency import Idempotency
+from xmrgate.core.invoices import Invoices
+from xmrgate.core.observer import NO_OBSERVER, Observer
+from xmrgate.core.overview import Overview
+from xmrgate.core.payment_requests import PaymentRequests
+from xmrgate.core.payouts import Payouts
+from xmrgate.core.ports import UrlGuard
+from xmrgate.core.received import ReceivedPerDay
+from xmrgate.core.sync import SyncEngine
+from xmrgate.core.wallet_checks import WalletChecks
+from xmrgate.core.wallet_mode import WalletMode
+from xmrgate.core.wallet_status import (
+    PROBE_TIMEOUT,
+    WalletIdentity,
+    WalletStatus,
+)
+from xmrgate.domain.api_keys import parse_api_keys
+from xmrgate.runtime.chain_signals import ChainSignals
+from xmrgate.runtime.read_cache import ReadCache
+
+log = logging.getLogger(__name__)
+
+# With a pool, asking the wallet directly is the fallback of an empty pool: an answer
+# (503/504) within a second beats waiting out a busy or hung wallet.
+DIRECT_CREATE_TIMEOUT = 0.8
+
+
+@dataclass
+class Services:
+    """Everything a running gateway is made of."""
+
+    settings: Settings
+    db: Database
+    wallet: WalletClient
+    payments: PaymentStore
+    outbox: OutboxStore
+    payouts: PayoutStore
+    sync: SyncEngine
+    callbacks: CallbackWorker
+    callback_sender: HttpCallbackSender
+    probe_wallet: WalletClient
+    url_guard: UrlGuard
+    gateway: Gateway
+    retention: RetentionStore
+    sync_store: SqlSyncStore
+    pool_store: SqlAddressPool
+    address_pool: AddressPool
+    labeler: Labeler
+    wallet_checks: WalletChecks
+    identity_store: SqlIdentityStore
+    signals: ChainSignals
+    reads: ReadCache
+
+    @classmethod
+    def build(cls, settings: Settings) -> Services:
+        """Create (but do not start) every part from the settings."""
+        db = Database(settings.database_url())
+        metrics = PrometheusMetrics() if settings.metrics else None
+        observer: Observer = metrics or NO_OBSERVER
+        wallet = WalletClient(
+            settings.rpc_address,
+            username=settings.rpc_username,
+            password=settings.rpc_password.get_secret_value() if settings.rpc_password else None,
+            timeout=settings.wallet_timeout,
+            observe=observer.wallet_call,
+        )
+        outbox = OutboxStore(db)
+        # One resolve-and-check for both: what POST /receive accepts is what is delivered.
+        destinations = Destinations(settings.callback_allow_entries)
+        url_guard = CallbackUrlGuard(destinations)
+        callback_sender = HttpCallbackSender(
+            destinations,
+            timeout=settings.callback_timeout,
+            max_connections=settings.callback_concurrency * 2,
+        )
+        worker = CallbackWorker(
+            outbox,
+            callback_sender,
+            policy=RetryPolicy(
+                base=settings.callback_retry_base,
+                max_interval=settings.callback_retry_max_interval,
+                give_up_after=settings.callback_retry_for,
+            ),
+            secret=(
+                settings.callback_secret.get_secret_value().encode()
+                if settings.callback_secret
+                else None
+            ),
+            timeout=settings.callback_timeout,
+            concurrency=settings.callback_concurrency,
+            observer=observer,
+        )
+        identity = WalletIdentity()
+        identity_store = SqlIdentityStore(db)
+        sync_store = SqlSyncStore(db)
+        pool_store = SqlAddressPool(db)
+        address_pool = AddressPool(
+            wallet,
+            pool_store,
+            size=settings.address_pool_size,
+            low_water=min(settings.address_pool_low_water, settings.address_pool_size),
+        )
+        labeler = Labeler(wallet)
+        # View-only or full: detected at start and after reopens, asked again per payout.
+        wallet_mode = WalletMode(wallet, identity)
+        wallet_checks = WalletChecks(
+            wallet,
+            identity_store,
+            identity,
+            pool_store,
+            sync_store.rewind_to_oldest_request,
+            mode=wallet_mode,
+        )
+        # With --daemon-address the tick refreshes the wallet only when something changed.
+        signals = ChainSignals.build(settings, wallet)
+        sync = SyncEngine(
+            sync_store,
+            signals.wallet,
+            zero_conf=settings.zero_conf,
+            reorg_margin=settings.reorg_margin,
+            on_events=worker.wake,
+            # Before every tick: the right wallet, with a subaddress table that reaches
+            # every index we handed out (checked again after each reopen).
+            may_tick=wallet_checks.before_tick,
+            observer=observer,
+        )
+        signals.listen(sync.wake)
+        payments = PaymentStore(db)
+        # PostgreSQL: GET /receive from memory until a trigger's NOTIFY says it changed.
+        reads = ReadCache.build(settings, payments)
+        payouts = PayoutStore(db)
+        # /health probes on a client of its own: it can never take sync's connections.
+        probe_wallet = WalletClient(
+            settings.rpc_address,
+            username=settings.rpc_username,
+            password=settings.rpc_password.get_secret_value() if settings.rpc_password else None,
+            timeout=PROBE_TIMEOUT,
+            observe=observer.wallet_call,
+        )
+        wallet_status = WalletStatus(
+            wallet, probe_wallet, db.ping, settings.database_kind, identity
+        )
+        gateway = Gateway(
+            payment_requests=PaymentRequests(
+                wallet,
+                reads.repository,
+                outbox,
+                url_guard,
+                wake_callbacks=worker.wake,
+                require_wallet=identity.require_usable,
+                pool=pool_store if settings.address_pool_size else None,
+                pool_used=address_pool.wake,
+                label_later=labeler.label_later,
+                direct_timeout=DIRECT_CREATE_TIMEOUT if settings.address_pool_size else None,
+            ),
+            payouts=Payouts(
+                wallet,
+                payouts,
+                priority=settings.transfer_priority,
+                timeout=settings.transfer_timeout,
+                require_wallet=identity.require_usable,
+                mode=wallet_mode,
+            ),
+            idempotency=Idempotency(IdempotencyStore(db, settings.idempotency_ttl)),
+            wallet_status=wallet_status,
+            identity=identity,
+            invoices=Invoices(SqlListing(db), SqlListing(db)),
+            api_keys=(
+                parse_api_keys(settings.api_keys.get_secret_value()) if settings.api_keys else []
+            ),
+            overview=Overview(
+                OverviewStore(db, with_pool=settings.address_pool_size > 0),
+                wallet_status,
+                probe_wallet,
+                metrics,
+            ),
+            observer=observer,
+            received=ReceivedPerDay(ReceivedStore(db)),
+        )
+        return cls(
+            settings=settings,
+            db=db,
+            wallet=wallet,
+            payments=payments,
+            outbox=outbox,
+            payouts=payouts,
+            sync=sync,
+            callbacks=worker,
+            callback_sender=callback_sender,
+            probe_wallet=probe_wallet,
+            url_guard=url_guard,
+            gateway=gateway,
+            retention=RetentionStore(db, settings.retention),
+            sync_store=sync_store,
+            pool_store=pool_store,
+            address_pool=address_pool,
+            labeler=labeler,
+            wallet_checks=wallet_checks,
+            identity_store=identity_store,
+            signals=signals,
+            reads=reads,
+        )

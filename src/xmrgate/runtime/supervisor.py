@@ -1,0 +1,95 @@
+"""The loops of one gateway process: wallet bootstrap then sync, callbacks, housekeeping.
+
+``Supervisor.start`` migrates the schema and starts each loop as a task;
+``close`` stops them, waits for them, and releases every connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from xmrgate.domain.errors import XmrgateError
+from xmrgate.runtime.container import Services
+
+log = logging.getLogger(__name__)
+
+
+class Supervisor:
+    """Starts, watches and stops the background loops of one ``Services``."""
+
+    def __init__(self, services: Services, *, housekeeping_every: float = 3600.0) -> None:
+        self._services = services
+        self._stop = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._housekeeping_every = housekeeping_every
+
+    async def start(self) -> None:
+        """Migrate the schema and start the background loops."""
+        s = self._services
+        await s.db.migrate()
+        self._tasks = [
+            asyncio.create_task(self._bootstrap_wallet(), name="wallet-bootstrap"),
+            asyncio.create_task(s.callbacks.run(self._stop), name="callbacks"),
+            asyncio.create_task(self._housekeeping(), name="housekeeping"),
+            asyncio.create_task(s.signals.run(self._stop), name="daemon-announcements"),
+            asyncio.create_task(s.reads.run(self._stop), name="read-cache"),
+        ]
+
+    async def close(self) -> None:
+        """Stop the loops, wait for them, and release connections."""
+        s = self._services
+        self._stop.set()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(task, timeout=s.settings.callback_timeout + 5)
+        await s.callback_sender.aclose()
+        await s.wallet.aclose()
+        await s.probe_wallet.aclose()
+        await s.signals.aclose()
+        await s.db.dispose()
+
+    async def _housekeeping(self) -> None:
+        """Prune finished events and expired keys now and then (``--retention``)."""
+        while not self._stop.is_set():
+            try:
+                pruned = await self._services.retention.prune()
+                if any((pruned.events, pruned.idempotency_keys, pruned.orphan_transfers)):
+                    log.info("retention: deleted %s", pruned)
+            except XmrgateError as exc:
+                log.warning("housekeeping failed: %s", exc.message)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), timeout=self._housekeeping_every)
+
+    async def _bootstrap_wallet(self) -> None:
+        """Open (or create) the wallet, then run the sync loop; retry while wallet-rpc is down."""
+        s = self._services
+        identity = s.gateway.identity
+        delay = 1.0
+        while not self._stop.is_set():
+            try:
+                await s.wallet.ensure_wallet_open()
+                if await s.wallet_checks.before_tick() and s.settings.address_pool_size:
+                    await s.address_pool.refill()
+                break
+            except XmrgateError as exc:
+                log.warning(
+                    "wallet-rpc at %s not usable yet (%s); retrying in %.0fs",
+                    s.settings.rpc_address,
+                    exc.message,
+                    delay,
+                )
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), timeout=delay)
+            delay = min(delay * 2, 30.0)
+        if self._stop.is_set():
+            return
+        identity.ready.set()
+        log.info("wallet ready: primary address %s", identity.primary_address)
+        if s.settings.address_pool_size:
+            self._tasks.append(
+                asyncio.create_task(s.address_pool.run(self._stop), name="address-pool")
+            )
+        self._tasks.append(asyncio.create_task(s.labeler.run(self._stop), name="labels"))
+        await s.sync.run(self._stop, s.signals.interval)

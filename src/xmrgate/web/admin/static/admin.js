@@ -1,0 +1,51 @@
+/* xmrgate dashboard, part 4 of 4: the pages are hash routes (#/, #/requests,
+ * #/request/<address>, #/payouts, #/new), so the gateway serves one static shell; every
+ * figure comes from an API call made with the key the operator typed in. */
+(function () {
+  "use strict";
+  var A = window.XmrAdmin;
+  var P = A.pages;
+
+  // ------------------------------------------------------------------ routing
+
+  function route() {
+    A.generation += 1;
+    var gen = A.generation;
+    var hash = location.hash.replace(/^#/, "") || "/";
+    var cut = hash.indexOf("?");
+    var path = cut >= 0 ? hash.slice(0, cut) : hash;
+    var params = new URLSearchParams(cut >= 0 ? hash.slice(cut + 1) : "");
+    var page = "overview";
+    var run;
+    if (path === "/" || path === "") {
+      run = function () { return P.overview(gen); };
+    } else if (path === "/requests") {
+      page = "requests";
+      run = function () { return P.requests(gen, params); };
+    } else if (path.indexOf("/request/") === 0) {
+      page = "requests";
+      run = function () { return P.request(gen, decodeURIComponent(path.slice(9))); };
+    } else if (path === "/payouts") {
+      page = "payouts";
+      run = function () { return P.payouts(gen); };
+    } else if (path === "/new") {
+      page = "new";
+      run = P.create;
+    } else {
+      run = function () { A.setView(A.notice("No such page.", "error")); return Promise.resolve(); };
+    }
+    document.querySelectorAll("#nav a").forEach(function (a) {
+      if (a.getAttribute("data-page") === page) { a.setAttribute("aria-current", "page"); } else { a.removeAttribute("aria-current"); }
+    });
+    run().catch(function (err) { A.failed(err, gen); });
+  }
+
+  document.getElementById("logout").addEventListener("click", function () {
+    A.storeKey("");
+    route();
+  });
+  A.route = route;
+  A.storeKey(A.storedKey());
+  window.addEventListener("hashchange", route);
+  route();
+})();

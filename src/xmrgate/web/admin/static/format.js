@@ -1,0 +1,85 @@
+/* xmrgate dashboard: exact amounts and times, no DOM (tests/unit/test_admin_format.py runs it
+ * in node). Amounts are integers of piconero and stay integers: BigInt arithmetic only, as in
+ * domain/money.py's piconero_to_xmr. A float cannot hold every amount (2^53 < 2^63). */
+(function (root) {
+  "use strict";
+  var PICO = BigInt("1000000000000");
+  var DECIMALS = 12;
+
+  /* A piconero amount as BigInt; a JSON number is exact only when it is a safe integer,
+   * which parseJson guarantees by handing larger ones over as BigInt already. */
+  function toBig(amount) {
+    if (typeof amount === "bigint") { return amount; }
+    if (typeof amount === "number" && Number.isSafeInteger(amount)) { return BigInt(amount); }
+    if (typeof amount === "string" && /^[0-9]+$/.test(amount)) { return BigInt(amount); }
+    throw new TypeError("not an integer amount of piconero: " + String(amount));
+  }
+
+  /* "1.2345" for 1234500000000: up to 12 decimals, trailing zeros trimmed. */
+  function xmr(amount) {
+    var a = toBig(amount);
+    if (a < BigInt(0)) { throw new RangeError("amount must not be negative"); }
+    var whole = a / PICO;
+    var fraction = a % PICO;
+    if (fraction === BigInt(0)) { return whole.toString(); }
+    return whole.toString() + "." + fraction.toString().padStart(DECIMALS, "0").replace(/0+$/, "");
+  }
+
+  /* "1.5" (XMR, as typed) -> 1500000000000n; throws an Error whose message says what is wrong. */
+  function parseXmr(text) {
+    var m = /^\s*([0-9]*)(?:[.,]([0-9]*))?\s*$/.exec(String(text));
+    if (!m || (m[1] === "" && (m[2] === undefined || m[2] === ""))) {
+      throw new Error("an amount in XMR, such as 0.5 or 12.25");
+    }
+    var fraction = m[2] || "";
+    if (fraction.length > DECIMALS) { throw new Error("at most 12 decimals (1 piconero)"); }
+    return BigInt(m[1] || "0") * PICO + BigInt((fraction + "000000000000").slice(0, DECIMALS));
+  }
+
+  /* JSON.parse, but integers beyond 2^53 become exact BigInts (from the source text, which
+   * browsers pass to revivers since 2023; older ones keep the float). */
+  function parseJson(text) {
+    return JSON.parse(text, function (key, value, context) {
+      if (typeof value === "number" && !Number.isSafeInteger(value) && context &&
+          typeof context.source === "string" && /^-?[0-9]+$/.test(context.source)) {
+        return BigInt(context.source);
+      }
+      return value;
+    });
+  }
+
+  /* JSON text of an object whose BigInt values are written as plain JSON integers (a
+   * placeholder string with a random tag stands for each while JSON.stringify runs). */
+  function toJson(object) {
+    var marks = [];
+    var tag = "bigint" + Math.random().toString(36).slice(2) + "_";
+    var text = JSON.stringify(object, function (key, value) {
+      if (typeof value === "bigint") { marks.push(value.toString()); return tag + (marks.length - 1); }
+      return value;
+    });
+    return text.replace(new RegExp('"' + tag + '([0-9]+)"', "g"), function (_m, i) {
+      return marks[Number(i)];
+    });
+  }
+
+  function pad(n) { return String(n).padStart(2, "0"); }
+
+  /* "2026-11-23 12:08:14 UTC" for an RFC 3339 time (the title shown on hover). */
+  function utc(iso) {
+    var d = new Date(iso);
+    if (isNaN(d.getTime())) { return String(iso); }
+    return d.getUTCFullYear() + "-" + pad(d.getUTCMonth() + 1) + "-" + pad(d.getUTCDate()) + " " +
+      pad(d.getUTCHours()) + ":" + pad(d.getUTCMinutes()) + ":" + pad(d.getUTCSeconds()) + " UTC";
+  }
+
+  /* The same moment in the browser's time zone and language. */
+  function local(iso) {
+    var d = new Date(iso);
+    if (isNaN(d.getTime())) { return String(iso); }
+    return d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" });
+  }
+
+  var api = { toBig: toBig, xmr: xmr, parseXmr: parseXmr, parseJson: parseJson, toJson: toJson,
+    utc: utc, local: local };
+  if (typeof module === "object" && module.exports) { module.exports = api; } else { root.XmrFormat = api; }
+})(this);

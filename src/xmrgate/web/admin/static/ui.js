@@ -1,0 +1,206 @@
+/* xmrgate dashboard, part 1 of 4: DOM helpers, the API with the operator's key, sign-in,
+ * and live pages. Everything from the API is put on the page as text (textContent), never
+ * as HTML. The other parts (pages.js, request.js, admin.js) use what this puts in
+ * window.XmrAdmin; no framework, no build step. */
+(function () {
+  "use strict";
+  var F = window.XmrFormat;
+  var KEY = "xmrgate.apiKey";
+  var SVG = "http://www.w3.org/2000/svg"; // the SVG namespace name, not a URL that is fetched
+  var main = document.getElementById("main");
+  var A = window.XmrAdmin = {
+    STATUSES: ["waiting", "partial", "paid", "complete", "expired", "paid_late"],
+    ADDRESS: /^[1-9A-HJ-NP-Za-km-z]{95,106}$/,
+    generation: 0, // bumped on every navigation: pollers of older pages stop
+    route: null // set by admin.js
+  };
+
+  // ------------------------------------------------------------------ small helpers
+
+  function h(tag, attrs, kids) {
+    var el = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (name) {
+      var value = attrs[name];
+      if (value === null || value === undefined || value === false) { return; }
+      if (name === "text") { el.textContent = String(value); } else if (name.slice(0, 2) === "on") {
+        el.addEventListener(name.slice(2), value);
+      } else { el.setAttribute(name, value === true ? "" : String(value)); }
+    });
+    append(el, kids);
+    return el;
+  }
+
+  function append(el, kids) {
+    [].concat(kids === undefined ? [] : kids).forEach(function (kid) {
+      if (kid === null || kid === undefined || kid === false) { return; }
+      if (Array.isArray(kid)) { append(el, kid); return; }
+      el.append(typeof kid === "object" ? kid : document.createTextNode(String(kid)));
+    });
+  }
+
+  function s(tag, attrs, kids) {
+    var el = document.createElementNS(SVG, tag);
+    Object.keys(attrs || {}).forEach(function (name) { el.setAttribute(name, String(attrs[name])); });
+    append(el, kids);
+    return el;
+  }
+
+  function setView(node) { main.replaceChildren(node); }
+
+  function amount(value, id) {
+    if (value === null || value === undefined) { return h("span", { class: "muted", text: "unknown" }); }
+    return h("span", { class: "amt", id: id, title: F.toBig(value).toString() + " piconero" },
+      [F.xmr(value), h("span", { class: "unit", text: " XMR" })]);
+  }
+
+  function when(iso) {
+    if (!iso) { return h("span", { class: "muted", text: "—" }); }
+    return h("time", { datetime: iso, title: F.utc(iso), text: F.local(iso) });
+  }
+
+  function badge(status, id) {
+    return h("span", { class: "badge st-" + status, id: id, "data-status": status,
+      text: status.replace("_", " ") });
+  }
+
+  function short(text) { return text.length > 16 ? text.slice(0, 8) + "…" + text.slice(-6) : text; }
+
+  function notice(text, kind) {
+    return h("p", { class: "notice " + (kind || ""), role: kind === "error" ? "alert" : "status", text: text });
+  }
+
+  function table(head, rows, attrs) {
+    return h("div", { class: "table-wrap" }, h("table", attrs || {}, [
+      h("thead", {}, h("tr", {}, head.map(function (c) {
+        return h("th", { scope: "col", class: c[1] || null, text: c[0] });
+      }))),
+      h("tbody", {}, rows)]));
+  }
+
+  function dl(pairs) {
+    return h("dl", { class: "facts" }, pairs.filter(Boolean).map(function (p) {
+      return h("div", { id: p[2] || null }, [h("dt", { text: p[0] }), h("dd", {}, p[1])]);
+    }));
+  }
+
+  function enc(text) { return encodeURIComponent(text); }
+
+  // ------------------------------------------------------------------ the API and the key
+
+  function storedKey() {
+    try { return sessionStorage.getItem(KEY) || ""; } catch (e) { return ""; }
+  }
+
+  function storeKey(key) {
+    try {
+      if (key) { sessionStorage.setItem(KEY, key); } else { sessionStorage.removeItem(KEY); }
+    } catch (e) { /* storage disabled: the key lives until the page is left */ }
+    document.getElementById("key-state").hidden = !key;
+  }
+
+  function ApiError(status, message) { this.status = status; this.message = message; }
+
+  /* One call of the gateway's API (a path relative to the page, so a reverse proxy may
+   * publish the gateway under any prefix); resolves to the parsed JSON body. */
+  function api(method, path, body, headers) {
+    var sent = Object.assign({ Accept: "application/json" }, headers || {});
+    var key = storedKey();
+    if (key) { sent.Authorization = "Bearer " + key; }
+    if (body !== undefined) { sent["Content-Type"] = "application/json"; }
+    return fetch(path, { method: method, headers: sent, cache: "no-store", credentials: "omit",
+      body: body === undefined ? undefined : F.toJson(body) })
+      .catch(function (e) { throw new ApiError(0, "the gateway did not answer (" + e.message + ")"); })
+      .then(function (r) {
+        return r.text().then(function (text) {
+          var data = null;
+          try { data = text ? F.parseJson(text) : null; } catch (e) { data = null; }
+          if (!r.ok) { throw new ApiError(r.status, (data && data.message) || "HTTP " + r.status); }
+          return data;
+        });
+      });
+  }
+
+  /* What the operator reads when a call fails; ``scope`` is what the action needs. */
+  function explain(err, scope) {
+    if (err.status === 403) {
+      var m = /'([a-z]+)' scope/.exec(err.message || "");
+      return "This key lacks the '" + (m ? m[1] : scope) + "' scope: use a key that has it for this.";
+    }
+    if (!err.status) { return err.message || String(err); }
+    return err.message + " (HTTP " + err.status + ")";
+  }
+
+  function login(reason) {
+    var input = h("input", { type: "password", id: "api-key", name: "api-key", required: true,
+      autocomplete: "off", spellcheck: "false" });
+    var form = h("form", { class: "card narrow", id: "login" }, [
+      h("h1", { text: "Sign in" }),
+      h("p", { text: "This gateway asks for an API key. It stays in this browser tab only " +
+        "(session storage) and goes to the gateway as a bearer token." }),
+      reason ? notice(reason, "error") : null,
+      h("label", { for: "api-key", text: "API key" }), input,
+      h("p", {}, h("button", { type: "submit", class: "button", text: "Sign in" }))]);
+    form.addEventListener("submit", function (ev) {
+      ev.preventDefault();
+      storeKey(input.value.trim());
+      A.route();
+    });
+    setView(form);
+    input.focus();
+  }
+
+  function failed(err, gen) {
+    if (gen !== A.generation) { return; }
+    if (err && err.status === 401) {
+      var had = storedKey();
+      storeKey("");
+      login(had ? "The gateway refused this key (" + err.message + ")." : null);
+      return;
+    }
+    if (!(err instanceof ApiError)) { console.error(err); }
+    setView(notice(err instanceof ApiError ? explain(err, "read") : String(err), "error"));
+  }
+
+  /* Load, draw, and load again every ``seconds`` while the page is shown; a redraw happens
+   * only when the answer changed, so what the operator is doing is not disturbed. */
+  function live(gen, seconds, load, draw) {
+    var last = null;
+    var stale = h("p", { class: "notice warn", role: "status", hidden: true });
+    function show(data) {
+      var text = F.toJson(data);
+      if (text !== last) { last = text; draw(data, stale); }
+    }
+    function tick() {
+      if (gen !== A.generation) { return; }
+      load().then(function (data) {
+        if (gen !== A.generation) { return; }
+        stale.hidden = true;
+        show(data);
+      }, function (err) {
+        if (gen !== A.generation) { return; }
+        if (err.status === 401) { failed(err, gen); return; }
+        stale.textContent = "Could not refresh: " + explain(err, "read") + " Retrying.";
+        stale.hidden = false;
+      }).then(function () { if (gen === A.generation) { window.setTimeout(tick, seconds * 1000); } });
+    }
+    return load().then(function (data) {
+      show(data);
+      window.setTimeout(tick, seconds * 1000);
+    });
+  }
+
+
+  /* A request's status: the gateway's own, or (older gateways) derived from its totals. */
+  function statusOf(body) {
+    if (body.status) { return body.status; }
+    var exp = F.toBig(body.amount.expected);
+    var total = F.toBig(body.amount.covered.total);
+    if (body.complete) { return "complete"; }
+    return total >= exp ? "paid" : total > F.toBig(0) ? "partial" : "waiting";
+  }
+
+  Object.assign(A, { h: h, s: s, append: append, setView: setView, amount: amount, when: when,
+    badge: badge, short: short, notice: notice, table: table, dl: dl, enc: enc, storedKey: storedKey,
+    storeKey: storeKey, ApiError: ApiError, api: api, explain: explain, login: login, failed: failed,
+    live: live, statusOf: statusOf });
+})();

@@ -1,0 +1,118 @@
+"""The one place that maps xmrgate errors to HTTP status codes.
+
+Every error answer is JSON ``{"status": N, "code"?: wallet error code, "message": "..."}``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from xmrgate.domain.errors import (
+    Conflict,
+    DatabaseUnavailable,
+    Forbidden,
+    InvalidInput,
+    NotFound,
+    Unauthorized,
+    Unprocessable,
+    WalletError,
+    WalletRejected,
+    WalletTimeout,
+    WalletUnavailable,
+    XmrgateError,
+)
+
+log = logging.getLogger(__name__)
+
+# Most specific first: the first matching class decides.
+STATUS_OF: list[tuple[type[XmrgateError], int]] = [
+    (InvalidInput, 400),
+    (Unauthorized, 401),
+    (Forbidden, 403),
+    (NotFound, 404),
+    (Conflict, 409),
+    (Unprocessable, 422),
+    (WalletRejected, 400),
+    (WalletTimeout, 504),
+    (WalletUnavailable, 503),
+    (WalletError, 502),
+    (DatabaseUnavailable, 503),
+]
+
+
+def status_of(exc: XmrgateError) -> int:
+    """HTTP status for an xmrgate error."""
+    for cls, status in STATUS_OF:
+        if isinstance(exc, cls):
+            return status
+    return 500
+
+
+def error_body(status: int, message: str, code: int | None = None) -> dict[str, Any]:
+    """The gateway's one error shape: ``{"status", "code"?, "message"}``."""
+    body: dict[str, Any] = {"status": status}
+    if code is not None:
+        body["code"] = code
+    body["message"] = message
+    return body
+
+
+def error_answer(exc: XmrgateError) -> tuple[int, dict[str, Any]]:
+    """Status and body for an xmrgate error (also what an Idempotency-Key replays)."""
+    status = status_of(exc)
+    return status, error_body(status, exc.message, exc.code)
+
+
+def error_response(status: int, message: str, code: int | None = None) -> JSONResponse:
+    """A JSON error response in the gateway's one error shape."""
+    body = error_body(status, message, code)
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def validation_message(exc: RequestValidationError) -> str:
+    """One readable line from pydantic's error list."""
+    parts = []
+    for error in exc.errors():
+        if error.get("type") == "json_invalid":
+            return "request body is not valid JSON"
+        loc = [str(p) for p in error.get("loc", ()) if p not in ("body", "query", "path")]
+        where = ".".join(loc) or "body"
+        message = str(error.get("msg", "invalid"))
+        parts.append(f"{where}: {message}")
+    return "; ".join(parts) or "invalid request"
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Register the handlers that turn every failure into the JSON error shape."""
+
+    async def on_xmrgate_error(_request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, XmrgateError)
+        status = status_of(exc)
+        if status >= 500:
+            log.warning("%s: %s", type(exc).__name__, exc.message)
+        return error_response(status, exc.message, exc.code)
+
+    async def on_validation_error(_request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        return error_response(400, validation_message(exc))
+
+    async def on_http_error(_request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, StarletteHTTPException)
+        message = exc.detail if isinstance(exc.detail, str) else "error"
+        return error_response(exc.status_code, message)
+
+    async def on_unexpected(_request: Request, exc: Exception) -> JSONResponse:
+        log.error("unexpected error", exc_info=exc)
+        return error_response(500, "internal error")
+
+    app.add_exception_handler(XmrgateError, on_xmrgate_error)
+    app.add_exception_handler(RequestValidationError, on_validation_error)
+    app.add_exception_handler(StarletteHTTPException, on_http_error)
+    app.add_exception_handler(Exception, on_unexpected)

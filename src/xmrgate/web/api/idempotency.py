@@ -1,0 +1,42 @@
+"""The HTTP face of ``core/idempotency.py``: the header, the caller, the replayed answer."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import JSONResponse
+
+from xmrgate.core.gateway import Gateway
+from xmrgate.core.idempotency import Replay
+from xmrgate.web.api.errors import error_answer
+
+HEADER = "idempotency-key"
+REPLAYED_HEADER = "Idempotent-Replayed"
+
+
+async def idempotent(
+    request: Request,
+    gateway: Gateway,
+    endpoint: str,
+    body: Any,
+    handler: Callable[[], Awaitable[dict[str, Any]]],
+    *,
+    money: bool,
+) -> Any:
+    """Run ``handler`` once per Idempotency-Key and API key; replay the stored answer."""
+    result = await gateway.idempotency.run(
+        endpoint=endpoint,
+        caller=getattr(request.state, "api_key", None),
+        key=request.headers.get(HEADER),
+        body=body,
+        handler=handler,
+        error_answer=error_answer,
+        moves_money=money,
+    )
+    if isinstance(result, Replay):
+        return JSONResponse(
+            result.body, status_code=result.status, headers={REPLAYED_HEADER: "true"}
+        )
+    return result

@@ -1,0 +1,145 @@
+"""API keys, request limits, and the MoneroPay header: the HTTP guards of the API.
+
+Authentication runs in ``ApiKeyGate``, an ASGI middleware, so that a request
+without a valid key is refused (401) before its body is read or parsed; the
+per-route ``require(scope)`` dependency then checks the key's scope (403).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Depends, Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from xmrgate.domain.api_keys import ApiKey, find_key
+from xmrgate.domain.errors import Forbidden, Unauthorized
+from xmrgate.web.admin import SHELL_PATHS
+from xmrgate.web.api.errors import error_answer, error_response
+
+# Paths anyone may reach with keys configured: the health probe, the customer's page, and
+# the dashboard's shell (exact paths: it holds no data, its JS calls the API with a key).
+PUBLIC_PREFIXES = ("/pay/",)
+PUBLIC_PATHS = frozenset({"/health", *SHELL_PATHS})
+# A request with more headers, or more header bytes, than this is refused (431).
+MAX_HEADERS = 100
+MAX_HEADER_BYTES = 16 * 1024
+
+
+def require(scope: str) -> Any:
+    """A dependency that lets a request through only with a key holding ``scope``.
+
+    Without configured keys every request passes (loopback deployments).
+    """
+
+    async def check(request: Request) -> None:
+        key: ApiKey | None = getattr(request.state, "api_key_record", None)
+        if not request.app.state.gateway.api_keys:
+            return
+        if key is None:  # ApiKeyGate lets no keyless request reach a route
+            raise Unauthorized("an API key is required: Authorization: Bearer <key>")
+        if scope not in key.scopes:
+            raise Forbidden(f"this API key lacks the '{scope}' scope")
+
+    return Depends(check)
+
+
+def authenticate(keys: list[ApiKey], authorization: str) -> ApiKey:
+    """The key a ``Authorization: Bearer`` header presents; Unauthorized if none."""
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized("an API key is required: Authorization: Bearer <key>")
+    key = find_key(keys, token.strip())
+    if key is None:
+        raise Unauthorized("invalid API key")
+    return key
+
+
+class ApiKeyGate:
+    """Refuses requests without a valid API key before anything reads their body."""
+
+    def __init__(self, app: ASGIApp, keys: list[ApiKey]) -> None:
+        self.app = app
+        self.keys = keys
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not self.keys or _is_public(scope["path"]):
+            await self.app(scope, receive, send)
+            return
+        authorization = ""
+        for name, value in scope.get("headers", []):
+            if name == b"authorization":
+                authorization = value.decode("latin-1")
+        try:
+            key = authenticate(self.keys, authorization)
+        except Unauthorized as exc:
+            status, body = error_answer(exc)
+            await error_response(status, body["message"])(scope, receive, send)
+            return
+        state = scope.setdefault("state", {})
+        state["api_key"] = key.label
+        state["api_key_record"] = key
+        await self.app(scope, receive, send)
+
+
+def _is_public(path: str) -> bool:
+    return path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES)
+
+
+class HeaderLimits:
+    """Refuse requests with too many headers or too many header bytes (431)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = scope.get("headers", [])
+            size = sum(len(n) + len(v) for n, v in headers)
+            if len(headers) > MAX_HEADERS or size > MAX_HEADER_BYTES:
+                message = f"request headers exceed {MAX_HEADERS} fields or {MAX_HEADER_BYTES} bytes"
+                await error_response(431, message)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+class BodySizeLimit:
+    """Refuse request bodies larger than ``limit`` bytes with a 413 JSON error."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope.get("headers", []):
+            if name == b"content-length" and value.isdigit() and int(value) > self.limit:
+                await self._too_large(scope, receive, send)
+                return
+        seen = 0
+
+        async def counting_receive() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise _TooLarge
+            return message
+
+        # Chunked bodies without Content-Length: FastAPI turns the error raised while
+        # reading into a 400 unless it escapes first; either way it is a 4xx.
+        try:
+            await self.app(scope, counting_receive, send)
+        except _TooLarge:
+            await self._too_large(scope, receive, send)
+
+    async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = error_response(413, f"request body larger than {self.limit} bytes")
+        await response(scope, receive, send)
+
+
+class _TooLarge(Exception):
+    pass

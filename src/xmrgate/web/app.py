@@ -1,0 +1,142 @@
+"""``create_app``: the FastAPI application over one ``Gateway`` (the use cases)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from xmrgate import __version__
+from xmrgate.config import Settings
+from xmrgate.core.gateway import Gateway
+from xmrgate.core.wallet_status import WalletIdentity
+from xmrgate.web import api_docs
+from xmrgate.web.admin.routes import build_router as build_admin_router
+from xmrgate.web.api import invoices, receive, received, transfer, wallet_status
+from xmrgate.web.api import status as status_routes
+from xmrgate.web.api.errors import install_error_handlers
+from xmrgate.web.api.security import ApiKeyGate, BodySizeLimit, HeaderLimits
+from xmrgate.web.checkout.routes import build_router
+from xmrgate.web.http_metrics import HttpMetrics
+
+
+class MoneroPayHeaders:
+    """Adds ``X-MoneroPay-Address: <primary address>`` to API answers, as MoneroPay does.
+
+    Not on the public checkout pages (``/pay/``): customers need not learn the
+    merchant's primary address. A plain ASGI middleware: cheaper than
+    BaseHTTPMiddleware on the hot read path.
+    """
+
+    def __init__(self, app: ASGIApp, identity: WalletIdentity, keys_configured: bool) -> None:
+        self.app = app
+        self.identity = identity
+        self.keys_configured = keys_configured
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"].startswith("/pay/"):
+            await self.app(scope, receive, send)
+            return
+        if self.keys_configured and not scope.get("state", {}).get("api_key"):
+            # With API keys, only a caller who presented one learns the wallet's address.
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_header(message: Message) -> None:
+            address = self.identity.primary_address
+            if message["type"] == "http.response.start" and address:
+                headers = list(message.get("headers", []))
+                headers.append((b"x-moneropay-address", address.encode()))
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, send_with_header)
+
+
+ERROR_SCHEMA = {
+    "type": "object",
+    "required": ["status", "message"],
+    "properties": {
+        "status": {"type": "integer", "description": "the HTTP status code"},
+        "code": {"type": "integer", "description": "monero-wallet-rpc error code, if any"},
+        "message": {"type": "string"},
+    },
+}
+ERROR_STATUSES = {
+    "400": "Bad input",
+    "401": "API key missing or invalid",
+    "403": "API key lacks the scope",
+    "404": "Not found",
+    "413": "Request body too large",
+    "503": "Wallet or database unavailable",
+    "504": "Wallet timed out",
+}
+
+
+def _openapi_with_error_shape(app: FastAPI) -> dict[str, Any]:
+    """FastAPI documents 422 validation errors; xmrgate answers 400 in its own shape."""
+    if app.openapi_schema:
+        return app.openapi_schema
+    schema = get_openapi(
+        title=app.title, version=app.version, description=app.description, routes=app.routes
+    )
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    components.pop("HTTPValidationError", None)
+    components.pop("ValidationError", None)
+    components["Error"] = ERROR_SCHEMA
+    ref = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+    for path_item in schema.get("paths", {}).values():
+        for operation in path_item.values():
+            responses = operation.setdefault("responses", {})
+            responses.pop("422", None)
+            for status, description in ERROR_STATUSES.items():
+                responses.setdefault(status, {"description": description, **ref})
+    app.openapi_schema = schema
+    return schema
+
+
+def create_app(
+    settings: Settings,
+    gateway: Gateway,
+    lifespan: Callable[[FastAPI], AbstractAsyncContextManager[None]] | None = None,
+) -> FastAPI:
+    """Build the app over ``gateway``; ``lifespan`` starts and stops the process's loops."""
+    app = FastAPI(
+        title="xmrgate",
+        version=__version__,
+        description="Self-hosted Monero payment gateway (MoneroPay v2 compatible API).",
+        lifespan=lifespan,
+        openapi_url=None,  # served by web/api_docs.py, behind the read scope
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.state.gateway = gateway
+    install_error_handlers(app)
+    app.include_router(invoices.router)
+    app.include_router(receive.router)
+    app.include_router(transfer.router)
+    app.include_router(wallet_status.router)
+    app.include_router(api_docs.router)
+    app.include_router(status_routes.router)
+    app.include_router(received.router)
+    if settings.metrics:
+        app.include_router(status_routes.metrics_router)
+    if settings.checkout:
+        app.include_router(build_router(settings))
+    if settings.admin:
+        app.include_router(build_admin_router())
+    app.openapi = lambda: _openapi_with_error_shape(app)  # type: ignore[method-assign]
+    # The last added runs first: header limits, body limit, API key, MoneroPay header.
+    app.add_middleware(
+        MoneroPayHeaders, identity=gateway.identity, keys_configured=bool(gateway.api_keys)
+    )
+    app.add_middleware(ApiKeyGate, keys=gateway.api_keys)
+    app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes)
+    app.add_middleware(HeaderLimits)
+    if settings.metrics:  # outermost: times and counts every answer, refusals included
+        app.add_middleware(HttpMetrics, observer=gateway.observer, router=app.router)
+    return app

@@ -1,0 +1,233 @@
+"""Rendering of the checkout page: pure functions from stored state to HTML and headers.
+
+The CSS and JS live in ``static/`` and are inlined into the page, so one response
+carries everything (no CDN, no fonts: it works offline on a LAN). The
+Content-Security-Policy allows exactly those two inline blocks by their SHA-256
+hashes instead of ``'unsafe-inline'``.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+from dataclasses import dataclass
+from html import escape
+from importlib.resources import files
+from string import Template
+from urllib.parse import quote, urlsplit
+
+from xmrgate.domain.checkout_state import REQUIRED_CONFIRMATIONS, CheckoutStatus
+from xmrgate.domain.money import piconero_to_xmr
+from xmrgate.web.checkout.qr import payment_uri, qr_svg
+
+# Without JavaScript the page still tells the truth if it reloads now and then.
+NOSCRIPT_REFRESH_SECONDS = 15
+
+
+@dataclass(frozen=True, slots=True)
+class Assets:
+    """The package files the page is made of, read once."""
+
+    page: Template
+    not_found: Template
+    style: str
+    script: str
+
+    @property
+    def style_hash(self) -> str:
+        """CSP source expression of the inline ``<style>``."""
+        return csp_hash(self.style)
+
+    @property
+    def script_hash(self) -> str:
+        """CSP source expression of the inline ``<script>``."""
+        return csp_hash(self.script)
+
+
+def _read(folder: str, name: str) -> str:
+    # HTML parsers turn CRLF into LF before hashing; do the same so the hashes match.
+    text = (files("xmrgate.web.checkout") / folder / name).read_text(encoding="utf-8")
+    return text.replace("\r\n", "\n")
+
+
+@functools.cache
+def assets() -> Assets:
+    """Templates, CSS and JS from the package (cached after the first call)."""
+    return Assets(
+        page=Template(_read("templates", "page.html")),
+        not_found=Template(_read("templates", "not_found.html")),
+        style=_read("static", "checkout.css"),
+        script=_read("static", "checkout.js"),
+    )
+
+
+def csp_hash(text: str) -> str:
+    """``'sha256-…'`` of an inline block, as Content-Security-Policy spells it."""
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
+
+
+def origin_of(url: str | None) -> str | None:
+    """``scheme://host[:port]`` of an http(s) URL, else None."""
+    if not url:
+        return None
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return None
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def content_security_policy(*, with_script: bool, public_url: str | None = None) -> str:
+    """The page's CSP: nothing but its own inline CSS/JS and polls to its own origin."""
+    a = assets()
+    directives = [
+        "default-src 'none'",
+        f"style-src {a.style_hash}",
+        "img-src data:",
+        "frame-ancestors 'none'",
+    ]
+    if with_script:
+        connect = " ".join(s for s in ("'self'", origin_of(public_url)) if s)
+        directives += [f"script-src {a.script_hash}", f"connect-src {connect}"]
+    directives += ["base-uri 'none'", "form-action 'none'"]
+    return "; ".join(directives)
+
+
+def security_headers(csp: str | None = None) -> dict[str, str]:
+    """Headers of every checkout answer; ``csp`` for HTML ones."""
+    headers = {
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+        "Cache-Control": "no-store",
+        # No shop page may frame the checkout (clickjacking): old browsers read this one.
+        "X-Frame-Options": "DENY",
+    }
+    if csp:
+        headers["Content-Security-Policy"] = csp
+    return headers
+
+
+def checkout_urls(address: str, public_url: str | None = None) -> tuple[str, str]:
+    """URLs of ``status.json`` and ``qr.svg`` as the page at ``/pay/{address}`` uses them.
+
+    Relative by default (``<address>/status.json`` resolves against ``/pay/<address>``),
+    so the page works behind a reverse proxy under any path prefix; absolute under
+    ``public_url`` when that is set.
+    """
+    segment = quote(address, safe="")
+    base = f"{public_url.rstrip('/')}/pay/{segment}" if public_url else segment
+    return f"{base}/status.json", f"{base}/qr.svg"
+
+
+def current_uri(address: str, amount: int, description: str, status: CheckoutStatus) -> str:
+    """The payment URI for what is still to pay: the rest after a partial payment."""
+    due_now = status.due if status.state == "seen" and status.due > 0 else amount
+    return payment_uri(address, due_now, description)
+
+
+def countdown_text(seconds: int) -> str:
+    """Time left as the page shows it: ``M:SS``, ``H:MM:SS`` or ``D d HH:MM:SS``.
+
+    ``static/checkout.js`` formats its countdown the same way.
+    """
+    days, rest = divmod(max(seconds, 0), 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days} d {hours:02}:{minutes:02}:{secs:02}"
+    if hours:
+        return f"{hours}:{minutes:02}:{secs:02}"
+    return f"{minutes}:{secs:02}"
+
+
+def _return_link(return_url: str | None) -> str:
+    if not return_url or origin_of(return_url) is None:
+        return ""
+    return (
+        f'<p class="back"><a class="button wide" id="return-link" href="{escape(return_url)}"'
+        ' target="_top" rel="noreferrer">Back to the shop</a></p>'
+    )
+
+
+def render_checkout_page(
+    *,
+    address: str,
+    amount: int,
+    description: str,
+    return_url: str | None,
+    status: CheckoutStatus,
+    public_url: str | None = None,
+) -> str:
+    """The whole checkout page (HTML with inline CSS, JS and QR code SVG).
+
+    Every value from the payment request is HTML-escaped; the state shown first is
+    ``status``, then the page polls ``status.json``.
+    """
+    a = assets()
+    status_url, qr_url = checkout_urls(address, public_url)
+    uri = current_uri(address, amount, description, status)
+    amount_xmr = piconero_to_xmr(amount) if amount > 0 else "Any amount"
+    title = f"Pay {amount_xmr} XMR" if amount > 0 else "Pay with Monero"
+    qr = qr_svg(uri, title="Payment QR code")
+    noscript = (
+        ""
+        if status.state == "paid"
+        else f'<noscript><meta http-equiv="refresh" content="{NOSCRIPT_REFRESH_SECONDS}">'
+        "</noscript>"
+    )
+    return a.page.substitute(
+        title=escape(title),
+        noscript=noscript,
+        style=a.style,
+        script=a.script,
+        state=status.state,
+        status=status.status.value,
+        overpaid_flag="yes" if status.overpaid > 0 else "no",
+        overpaid_xmr=piconero_to_xmr(status.overpaid),
+        received_flag="yes" if status.received > 0 else "no",
+        seconds_left="" if status.seconds_left is None else str(status.seconds_left),
+        countdown_hidden=" hidden" if status.seconds_left is None else "",
+        countdown=countdown_text(status.seconds_left or 0),
+        due_flag="yes" if status.due > 0 else "no",
+        due_xmr=piconero_to_xmr(status.due),
+        status_url=escape(status_url),
+        qr_url=escape(qr_url),
+        description=f'<p class="desc">{escape(description)}</p>' if description else "",
+        amount_xmr=escape(amount_xmr),
+        amount_unit="XMR" if amount > 0 else "",
+        qr=qr,
+        uri=escape(uri),
+        address=escape(address),
+        received_xmr=piconero_to_xmr(status.received),
+        confirmations=min(status.confirmations, REQUIRED_CONFIRMATIONS),
+        required=REQUIRED_CONFIRMATIONS,
+        return_link=_return_link(return_url),
+    )
+
+
+def render_message(title: str, *paragraphs: str) -> str:
+    """A plain page with a title and a few paragraphs (404, 503), in the checkout's style."""
+    a = assets()
+    body = "\n".join(f"<p>{escape(p)}</p>" for p in paragraphs)
+    return a.not_found.substitute(style=a.style, title=escape(title), paragraphs=body)
+
+
+def render_not_found() -> str:
+    """The page for an unknown payment request (served with status 404)."""
+    return render_message(
+        "Payment request not found",
+        "There is no payment request at this address. The link may be mistyped, "
+        "or the request was withdrawn.",
+        "Please go back to the shop and start the payment again.",
+    )
+
+
+def render_unavailable() -> str:
+    """The page while the gateway cannot read its database (served with status 503)."""
+    return render_message(
+        "Temporarily unavailable",
+        "The payment page cannot be shown right now. Please reload it in a minute.",
+        "If you have already paid, your payment is safe: it is recorded on the Monero "
+        "network and will be credited.",
+    )

@@ -1,0 +1,93 @@
+"""Hosted checkout: ``GET /pay/{address}``, a page with QR code and live status.
+
+Everything is read from the database (``PaymentStore.status``), never from the
+wallet, like ``GET /receive/:address``: the page keeps working while the wallet is
+busy. ``create_app`` mounts the router unless ``--no-checkout``.
+
+Routes:
+
+- ``GET /pay/{address}``: the HTML page (404 HTML page for an unknown address).
+- ``GET /pay/{address}/status.json``: state, totals and confirmations; the page polls it.
+- ``GET /pay/{address}/qr.svg``: the QR code of what is still to pay.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+
+from xmrgate.config import Settings
+from xmrgate.domain.checkout_state import CheckoutStatus, checkout_status
+from xmrgate.domain.errors import XmrgateError
+from xmrgate.domain.payloads import invoice_of
+from xmrgate.domain.records import PaymentStatus
+from xmrgate.web.api.deps import GatewayDep
+from xmrgate.web.checkout.errors import checkout_error_page
+from xmrgate.web.checkout.page import (
+    content_security_policy,
+    current_uri,
+    render_checkout_page,
+    security_headers,
+)
+from xmrgate.web.checkout.qr import qr_svg
+
+
+def _state(found: PaymentStatus) -> CheckoutStatus:
+    return checkout_status(
+        found.request.amount,
+        found.transfers,
+        found.chain_height,
+        invoice=invoice_of(found.request),
+        now=time.time(),
+    )
+
+
+def build_router(settings: Settings) -> APIRouter:
+    """The checkout routes; ``settings.public_url`` (if set) is the base of the page's links."""
+    router = APIRouter(tags=["checkout"])
+    public_url = settings.public_url
+
+    @router.get("/pay/{address}", response_class=HTMLResponse, include_in_schema=False)
+    async def checkout_page(address: str, gateway: GatewayDep) -> HTMLResponse:
+        """The checkout page of a payment request."""
+        try:
+            found = await gateway.payment_requests.status(address)
+        except XmrgateError as exc:
+            return checkout_error_page(exc)
+        request = found.request
+        html = render_checkout_page(
+            address=request.address,
+            amount=request.amount,
+            description=request.description,
+            return_url=request.return_url,
+            status=_state(found),
+            public_url=public_url,
+        )
+        csp = content_security_policy(with_script=True, public_url=public_url)
+        return HTMLResponse(html, headers=security_headers(csp))
+
+    @router.get("/pay/{address}/status.json")
+    async def checkout_status_json(address: str, gateway: GatewayDep) -> JSONResponse:
+        """State, status, totals in piconero and XMR, confirmations, time left."""
+        found = await gateway.payment_requests.status(address)
+        request = found.request
+        state = _state(found)
+        body: dict[str, Any] = state.to_json()
+        body["uri"] = current_uri(request.address, request.amount, request.description, state)
+        return JSONResponse(body, headers=security_headers())
+
+    @router.get("/pay/{address}/qr.svg", include_in_schema=False)
+    async def checkout_qr(address: str, gateway: GatewayDep) -> Response:
+        """The QR code of the payment URI for what is still to pay, as an SVG image."""
+        found = await gateway.payment_requests.status(address)
+        request = found.request
+        uri = current_uri(request.address, request.amount, request.description, _state(found))
+        svg = qr_svg(uri, title="Payment QR code")
+        svg = svg.replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ', 1)
+        headers = security_headers("default-src 'none'")
+        return Response(svg, media_type="image/svg+xml", headers=headers)
+
+    return router

@@ -1,0 +1,121 @@
+"""The address pool on the real wallet: no round trip, survives a dead wallet, 503 fast when empty.
+
+And the lookahead: a wallet restored from its keys has a subaddress table that
+starts at 0; the gateway extends it to every index it handed out, rescans, and finds
+the payment to the highest one.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from testsupport.gateway import SYNC_WAIT, Gateway, GatewayProcess
+from xmrgate.devnet import Devnet
+
+pytestmark = pytest.mark.integration
+
+GATEWAY_ARGS = ["--address-pool-size", "300", "--address-pool-low-water", "20"]
+XMR = 10**12
+
+
+def test_receive_answers_from_the_pool_while_the_wallet_is_down_then_503_fast(
+    gateway: Gateway,
+) -> None:
+    # The gateway is ready (fixture): its pool was filled before /health said 200.
+    gateway.wallet.kill()
+    try:
+        made = [gateway.post("/receive", json={"amount": 1}) for _ in range(5)]
+        assert [r.status_code for r in made] == [200] * 5, [r.text for r in made]
+        assert len({r.json()["address"] for r in made}) == 5
+    finally:
+        gateway.wallet.restart()
+    gateway.wait_ready()
+
+
+def test_pooled_gateway_with_empty_pool_and_hung_wallet_answers_503_under_a_second(
+    devnet: Devnet, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    wallet = devnet.start_wallet_rpc(f"pool-hung-{os.getpid()}-{int(time.time())}")
+    workdir = tmp_path_factory.mktemp("pool-hung")
+    gw = GatewayProcess(
+        workdir,
+        wallet.url,
+        str(workdir / "x.sqlite3"),
+        ["--poll-frequency", "0.5s", "--address-pool-size", "3", "--address-pool-low-water", "0"],
+    )
+    try:
+        gw.start()
+        os.kill(wallet.pid, signal.SIGSTOP)
+        try:
+            taken = [gw.post("/receive", json={"amount": 1}).status_code for _ in range(3)]
+            started = time.monotonic()
+            r = gw.post("/receive", json={"amount": 1})
+            elapsed = time.monotonic() - started
+        finally:
+            os.kill(wallet.pid, signal.SIGCONT)
+        assert taken == [200, 200, 200]
+        assert r.status_code == 503, r.text
+        assert "retry" in r.json()["message"]
+        assert elapsed < 1.0, f"an empty pool with a hung wallet took {elapsed:.2f}s"
+    finally:
+        gw.close()
+        wallet.stop()
+
+
+def test_restored_wallet_sees_a_payment_to_an_index_past_the_lookahead(
+    gateway: Gateway, devnet: Devnet, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    with ThreadPoolExecutor(8) as pool:
+        made = list(pool.map(lambda _: gateway.receive(XMR), range(260)))
+    highest = max(
+        made,
+        key=lambda m: gateway.wallet.call("get_address_index", {"address": m["address"]})["index"][
+            "minor"
+        ],
+    )
+    index = gateway.wallet.call("get_address_index", {"address": highest["address"]})
+    assert index["index"]["minor"] > 250
+    keys = {
+        k: gateway.wallet.call("query_key", {"key_type": k})["key"]
+        for k in ("spend_key", "view_key")
+    }
+    primary = gateway.wallet.call("get_address", {"account_index": 0})["address"]
+    gateway.stop()
+    restored = devnet.start_wallet_rpc(f"restored-{os.getpid()}-{int(time.time())}")
+    restored.call(
+        "generate_from_keys",
+        {
+            "filename": "wallet",
+            "address": primary,
+            "spendkey": keys["spend_key"],
+            "viewkey": keys["view_key"],
+            "password": "",
+            "restore_height": 0,
+        },
+    )
+    again = GatewayProcess(
+        tmp_path_factory.mktemp("restored"),
+        restored.url,
+        gateway.database,
+        ["--poll-frequency", "0.5s", *GATEWAY_ARGS],
+    )
+    try:
+        again.start()
+        assert "extending it and rescanning" in again.log_tail(400)
+        devnet.pay(highest["address"], XMR, mine_blocks=1)
+        status = again.wait_for(
+            f"the payment to subaddress {index['index']['minor']} to be seen",
+            lambda: again.get(f"/receive/{highest['address']}").json(),
+            lambda body: body["amount"]["covered"]["total"] == XMR,
+            timeout=SYNC_WAIT,
+        )
+        assert status["transactions"][0]["amount"] == XMR
+    finally:
+        again.close()
+        restored.stop()
+        gateway.start()

@@ -1,0 +1,103 @@
+"""Ctrl-C stops ``xmrgate dev`` quietly at any moment: while the network starts, and a
+second Ctrl-C while it is being stopped. No traceback, and no process of it is left."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.test_dev_playground import REPO, xmrgate
+from testsupport.processes import wait_until
+from xmrgate.devnet import free_port
+
+pytestmark = pytest.mark.integration
+
+
+def processes_under(folder: Path) -> list[str]:
+    """Processes whose command line names ``folder`` (monerod, wallet-rpcs of that devnet)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if str(folder) in command:
+            found.append(f"{entry.name}: {command[:120]}")
+    return found
+
+
+def start(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]:
+    log_path = tmp_path / "dev.log"
+    command = ["xmrgate", "dev", "--dir", str(tmp_path / "play")]
+    with log_path.open("w") as log:
+        proc = subprocess.Popen(
+            xmrgate([*command, "--bind", f"127.0.0.1:{free_port()}"]),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=REPO,
+        )
+    return proc, log_path
+
+
+def ended_quietly(proc: subprocess.Popen[bytes], log_path: Path, tmp_path: Path) -> None:
+    """It exits on its own, prints no traceback and leaves no process behind."""
+    try:
+        returncode = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    output = log_path.read_text()
+    assert "Traceback" not in output and "KeyboardInterrupt" not in output, output[-3000:]
+    assert returncode == 0, output[-1000:]
+    assert output.rstrip().endswith("stopped."), output[-1000:]
+    assert processes_under(tmp_path / "play") == []
+    assert not (tmp_path / "play" / "state.json").exists()
+
+
+@pytest.mark.parametrize("after", [1.0, 5.0])
+def test_ctrl_c_while_the_network_starts(tmp_path: Path, after: float) -> None:
+    """Interrupted while monerod and the wallets start (before the gateway serves)."""
+    proc, log_path = start(tmp_path)
+    wait_until(
+        "`xmrgate dev` to start its network",
+        lambda: ("starting a regtest network" in log_path.read_text(), ""),
+        timeout=30,
+        log=log_path,
+        proc=proc,
+    )
+    time.sleep(after)
+    assert "mine 10" not in log_path.read_text(), "too late: the banner is out"
+    assert processes_under(tmp_path / "play"), "monerod or a wallet-rpc is running already"
+    proc.send_signal(signal.SIGINT)
+    ended_quietly(proc, log_path, tmp_path)
+
+
+def test_second_ctrl_c_while_stopping(tmp_path: Path) -> None:
+    """Ctrl-C, and Ctrl-C again while the network is being stopped: the clean-up finishes."""
+    proc, log_path = start(tmp_path)
+    wait_until(
+        "`xmrgate dev` to print its banner",
+        lambda: ("mine 10" in log_path.read_text(), ""),
+        timeout=120,
+        log=log_path,
+        proc=proc,
+    )
+    assert processes_under(tmp_path / "play")
+    proc.send_signal(signal.SIGINT)
+    wait_until(
+        "`xmrgate dev` to start stopping its network",
+        lambda: ("stopping the regtest network" in log_path.read_text(), ""),
+        timeout=30,
+        log=log_path,
+        proc=proc,
+    )
+    os.kill(proc.pid, signal.SIGINT)  # impatient: again, while the processes are stopped
+    ended_quietly(proc, log_path, tmp_path)

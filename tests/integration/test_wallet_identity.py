@@ -1,0 +1,86 @@
+"""Wallet identity: a gateway started on another wallet than its database's stops writing.
+
+Real processes: the module's gateway (wallet A) records its wallet; the same database
+is then served against a second wallet-rpc (wallet B). Health must say 503 naming both
+addresses, POST /receive and POST /transfer must be 503, reads keep working, and a
+payment to B's subaddress with A's request index is never credited. Back on A,
+everything resumes.
+"""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import pytest
+
+from testsupport.gateway import Gateway, GatewayProcess
+from xmrgate.devnet import Devnet
+
+pytestmark = pytest.mark.integration
+
+XMR = 10**12
+
+
+def _primary(wallet_url_owner: object) -> str:
+    result = wallet_url_owner.call("get_address", {"account_index": 0})  # type: ignore[attr-defined]
+    return str(result["address"])
+
+
+def test_other_wallet_is_refused_and_nothing_is_credited(
+    gateway: Gateway, devnet: Devnet, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    created = gateway.receive(XMR, description="identity")
+    address = created["address"]
+    index_on_a = gateway.wallet.call("get_address_index", {"address": address})["index"]["minor"]
+    wallet_a = _primary(gateway.wallet)
+    gateway.stop()
+    other = devnet.start_wallet_rpc(f"other-{int(time.time() * 1000)}")
+    other.call("create_wallet", {"filename": "wallet", "language": "English"})
+    # Wallet B gets subaddresses up to A's index, so its subaddress N exists and is paid.
+    other.call("create_address", {"account_index": 0, "count": max(index_on_a, 1)})
+    wallet_b = _primary(other)
+    wrong = GatewayProcess(
+        tmp_path_factory.mktemp("wrong-wallet"),
+        other.url,
+        gateway.database,
+        ["--poll-frequency", "0.5s"],
+    )
+    try:
+        wrong.start(wait=False)
+
+        def health_now() -> dict[str, object]:
+            try:
+                return dict(wrong.get("/health").json())
+            except httpx.TransportError:
+                return {}  # not listening yet
+
+        health = wrong.wait_for(
+            "health to name the wrong wallet",
+            health_now,
+            lambda body: body.get("status") == 503 and "message" in body,
+            timeout=60,
+        )
+        message = str(health["message"])
+        assert wallet_a in message and wallet_b in message, health
+        receive = wrong.post("/receive", json={"amount": 1})
+        assert receive.status_code == 503 and wallet_b in receive.json()["message"]
+        transfer = wrong.post(
+            "/transfer", json={"destinations": [{"amount": 1, "address": wallet_a}]}
+        )
+        assert transfer.status_code == 503, transfer.text
+        assert wrong.get(f"/receive/{address}").status_code == 200
+        # Pay B's subaddress with A's index: a gateway that synced B would credit it.
+        b_sub = other.call("get_address", {"account_index": 0, "address_index": [index_on_a]})[
+            "addresses"
+        ][0]["address"]
+        devnet.pay(b_sub, XMR, mine_blocks=1)
+        time.sleep(3)
+        assert wrong.get(f"/receive/{address}").json()["transactions"] == []
+        assert "wrong wallet open" in wrong.log_tail(400)
+    finally:
+        wrong.close()
+        other.stop()
+    gateway.start()
+    assert gateway.get("/health").status_code == 200
+    assert gateway.post("/receive", json={"amount": 1}).status_code == 200

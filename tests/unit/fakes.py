@@ -1,0 +1,291 @@
+"""In-memory fakes of the wallet and the stores, for the use-case unit tests.
+
+They reach failure paths the real processes cannot produce on demand (a journal
+write failing right after the wallet sent, a wallet that forgot its subaddresses).
+The integration tests prove the same behaviour on the real wallet and databases.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from xmrgate.domain.errors import DatabaseUnavailable, SubaddressTaken
+from xmrgate.domain.records import OutboxEvent, PaymentRequest, PaymentStatus, StoredAnswer
+
+NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
+
+
+def address_of(index: int) -> str:
+    """A base58-looking subaddress for an index."""
+    return f"8Fake{index:060d}".replace("0", "A")
+
+
+@dataclass
+class FakeWallet:
+    """A wallet whose answers a test sets; ``sent`` counts transfer_split calls."""
+
+    next_index: int = 1
+    transfer_error: BaseException | None = None
+    invalid_addresses: set[str] = field(default_factory=set)
+    sent: list[list[dict[str, Any]]] = field(default_factory=list)
+    skipped: list[int] = field(default_factory=list)
+    balance: tuple[int, int] = (0, 0)
+    up: bool = True
+    # A watch-only wallet: transfer_split answers like wallet-rpc's (hashes + unsigned set).
+    view_only: bool = False
+    # Set: is_view_only raises it (a wallet that does not answer the question).
+    mode_error: BaseException | None = None
+    mode_checks: int = 0
+
+    async def create_address(
+        self, label: str = "", *, timeout: float | None = None
+    ) -> tuple[str, int]:
+        index = self.next_index
+        self.next_index += 1
+        return address_of(index), index
+
+    async def skip_subaddresses(self, count: int) -> None:
+        self.skipped.append(count)
+        self.next_index += count
+
+    async def is_valid_address(self, address: str) -> bool:
+        return address not in self.invalid_addresses
+
+    async def get_balance(self) -> tuple[int, int]:
+        return self.balance
+
+    async def get_transfer_by_txid(self, txid: str) -> dict[str, Any] | None:
+        return None
+
+    async def transfer_split(
+        self, destinations: list[dict[str, Any]], *, priority: int, timeout: float
+    ) -> dict[str, Any]:
+        self.sent.append(destinations)
+        if self.transfer_error is not None:
+            raise self.transfer_error
+        n = len(self.sent)
+        answer: dict[str, Any] = {
+            "tx_hash_list": [f"{n:064x}"],
+            "amount_list": [sum(int(d["amount"]) for d in destinations)],
+            "fee_list": [100],
+        }
+        if self.view_only:
+            answer["unsigned_txset"] = "4d6f6e65726f20756e7369676e6564"
+        return answer
+
+    async def is_view_only(self) -> bool:
+        self.mode_checks += 1
+        if self.mode_error is not None:
+            raise self.mode_error
+        return self.view_only
+
+    async def probe(self, *, timeout: float) -> bool:
+        return self.up
+
+
+@dataclass
+class FakePaymentStore:
+    """Payment requests in a dict, with the unique subaddress index of the real table."""
+
+    requests: dict[str, PaymentRequest] = field(default_factory=dict)
+    transfers: dict[str, list[Any]] = field(default_factory=dict)
+
+    async def create(
+        self,
+        *,
+        address: str,
+        subaddr_index: int,
+        amount: int,
+        description: str,
+        callback_url: str | None,
+        return_url: str | None,
+        expires_at: datetime | None = None,
+        underpay_tolerance: int = 0,
+        status: str = "waiting",
+    ) -> PaymentRequest:
+        if any(r.subaddr_index == subaddr_index for r in self.requests.values()):
+            raise SubaddressTaken(f"subaddress index {subaddr_index} is already in use")
+        request = PaymentRequest(
+            id=len(self.requests) + 1,
+            address=address,
+            subaddr_index=subaddr_index,
+            amount=amount,
+            description=description,
+            callback_url=callback_url,
+            return_url=return_url,
+            created_at=NOW,
+            created_height=None,
+            expires_at=expires_at,
+            underpay_tolerance=underpay_tolerance,
+            status=status,
+        )
+        self.requests[address] = request
+        return request
+
+    async def highest_subaddr_index(self) -> int:
+        return max((r.subaddr_index for r in self.requests.values()), default=0)
+
+    async def get(self, address: str) -> PaymentRequest | None:
+        return self.requests.get(address)
+
+    async def delete(self, address: str) -> bool:
+        return self.requests.pop(address, None) is not None
+
+    async def status(self, address: str) -> PaymentStatus | None:
+        request = self.requests.get(address)
+        if request is None:
+            return None
+        return PaymentStatus(request, list(self.transfers.get(address, [])), 100)
+
+
+@dataclass
+class FakeOutbox:
+    """Callback events per request."""
+
+    events: dict[int, list[OutboxEvent]] = field(default_factory=dict)
+
+    async def for_request(self, request_id: int) -> list[OutboxEvent]:
+        return list(self.events.get(request_id, []))
+
+    async def retry_now(self, request_id: int, event_id: str) -> OutboxEvent | None:
+        return next((e for e in self.events.get(request_id, []) if e.id == event_id), None)
+
+
+@dataclass
+class FakeJournal:
+    """The payout journal; ``fail_outcome`` makes record_outcome raise like a lost DB."""
+
+    rows: dict[int, dict[str, Any]] = field(default_factory=dict)
+    fail_requested: bool = False
+    fail_outcome: bool = False
+
+    async def record_requested(
+        self,
+        destinations: list[dict[str, Any]],
+        *,
+        requested_by: str | None,
+        idempotency_key: str | None,
+    ) -> int:
+        if self.fail_requested:
+            raise DatabaseUnavailable("the database is not answering")
+        payout_id = len(self.rows) + 1
+        self.rows[payout_id] = {"state": "requested", "destinations": destinations}
+        return payout_id
+
+    async def record_outcome(
+        self,
+        payout_id: int,
+        state: str,
+        *,
+        fee: int | None = None,
+        tx_hash_list: list[str] | None = None,
+        error: str | None = None,
+    ) -> None:
+        if self.fail_outcome:
+            raise DatabaseUnavailable("the database is not answering")
+        self.rows[payout_id].update(state=state, fee=fee, tx_hash_list=tx_hash_list, error=error)
+
+    async def recent(self, limit: int = 100) -> list[dict[str, Any]]:
+        return [dict(id=k, **v) for k, v in sorted(self.rows.items(), reverse=True)][:limit]
+
+
+@dataclass
+class FakeIdempotencyStore:
+    """Idempotency keys in a dict, claimed and completed like the real table."""
+
+    keys: dict[tuple[str, str], StoredAnswer] = field(default_factory=dict)
+
+    async def claim(self, endpoint: str, key: str, request_hash: str) -> StoredAnswer | None:
+        found = self.keys.get((endpoint, key))
+        if found is None:
+            self.keys[(endpoint, key)] = StoredAnswer(request_hash, "running", None, None, NOW)
+        return found
+
+    async def complete(self, endpoint: str, key: str, status: int, body: str) -> None:
+        old = self.keys[(endpoint, key)]
+        self.keys[(endpoint, key)] = StoredAnswer(old.request_hash, "done", status, body, NOW)
+
+    async def release(self, endpoint: str, key: str) -> None:
+        del self.keys[(endpoint, key)]
+
+
+class AllowAll:
+    """A URL guard that lets every URL through."""
+
+    async def check(self, url: str, field: str) -> None:
+        return None
+
+
+@dataclass
+class FakePoolWallet:
+    """A wallet for the pool: a counter, a saved mark, a subaddress table and labels."""
+
+    next_index: int = 1
+    saved_up_to: int = 0
+    table_size: int = 1
+    labels: dict[int, str] = field(default_factory=dict)
+    rescans: int = 0
+    calls: list[int] = field(default_factory=list)
+    reopens: int = 0
+    primary: str = "4Primary"
+
+    async def create_addresses(self, count: int) -> list[tuple[str, int]]:
+        assert 1 <= count <= 64, count
+        self.calls.append(count)
+        made = [(address_of(i), i) for i in range(self.next_index, self.next_index + count)]
+        self.next_index += count
+        self.table_size = max(self.table_size, self.next_index)
+        return made
+
+    async def save(self) -> None:
+        self.saved_up_to = self.next_index - 1
+
+    async def label_address(self, index: int, label: str) -> None:
+        self.labels[index] = label
+
+    async def has_subaddress(self, index: int) -> bool:
+        return index < self.table_size
+
+    async def rescan(self) -> None:
+        self.rescans += 1
+
+    async def primary_address(self) -> str:
+        return self.primary
+
+
+@dataclass
+class FakePoolStore:
+    """The pool table and the requests made from it, in memory."""
+
+    pool: dict[int, str] = field(default_factory=dict)
+    requests: dict[str, PaymentRequest] = field(default_factory=dict)
+
+    async def size(self) -> int:
+        return len(self.pool)
+
+    async def highest_index(self) -> int:
+        used = [r.subaddr_index for r in self.requests.values()]
+        return max([*self.pool, *used], default=0)
+
+    async def add(self, entries: Any) -> None:
+        for address, index in entries:
+            assert index not in self.pool, f"index {index} offered twice"
+            self.pool[index] = address
+
+    async def take(self, values: Any) -> PaymentRequest | None:
+        if not self.pool:
+            return None
+        index = min(self.pool)
+        address = self.pool.pop(index)
+        request = PaymentRequest(
+            id=len(self.requests) + 1,
+            address=address,
+            subaddr_index=index,
+            created_at=NOW,
+            created_height=None,
+            **values,
+        )
+        self.requests[address] = request
+        return request

@@ -1,0 +1,167 @@
+"""Payouts with fakes: every wallet outcome x journal outcome, and the key's fate.
+
+The rule under test: once the wallet may have been asked to send, no retry with
+the same Idempotency-Key can send again (the answer is replayed), and the journal
+says what happened when it can be written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from tests.unit.fakes import FakeIdempotencyStore, FakeJournal, FakeWallet
+from xmrgate.core.idempotency import Idempotency, Replay
+from xmrgate.core.payouts import Destination, Payouts
+from xmrgate.domain.errors import (
+    Conflict,
+    DatabaseUnavailable,
+    InvalidInput,
+    PayoutOutcomeUnknown,
+    WalletError,
+    WalletRejected,
+    WalletTimeout,
+    WalletUnavailable,
+)
+from xmrgate.web.api.errors import error_answer
+
+DEST = [Destination(address="9" + "a" * 94, amount=1000)]
+
+# name -> (error the wallet raises or None for "sent", expected answer, key kept?, journal state)
+WALLET_OUTCOMES: dict[str, tuple[Callable[[], BaseException] | None, type | None, bool, str]] = {
+    "sent": (None, None, True, "sent"),
+    "refused": (
+        lambda: WalletRejected("not enough money", code=-4),
+        WalletRejected,
+        True,
+        "failed",
+    ),
+    "wallet error": (lambda: WalletError("internal", code=-1), WalletError, True, "failed"),
+    "timed out": (lambda: WalletTimeout("no answer"), PayoutOutcomeUnknown, True, "unknown"),
+    "connection lost": (
+        lambda: WalletUnavailable("connection reset", request_sent=True),
+        PayoutOutcomeUnknown,
+        True,
+        "unknown",
+    ),
+    "connection refused": (
+        lambda: WalletUnavailable("refused", request_sent=False),
+        WalletUnavailable,
+        False,
+        "failed",
+    ),
+    "unexpected crash": (lambda: RuntimeError("boom"), PayoutOutcomeUnknown, True, "unknown"),
+}
+
+
+def _setup(error: BaseException | None, journal_fails: bool) -> tuple[Any, ...]:
+    wallet = FakeWallet(transfer_error=error)
+    journal = FakeJournal(fail_outcome=journal_fails)
+    store = FakeIdempotencyStore()
+    payouts = Payouts(wallet, journal, priority=0, timeout=5)
+    return wallet, journal, store, payouts, Idempotency(store)
+
+
+async def _pay(payouts: Payouts, idem: Idempotency, key: str, caller: str | None = None) -> Any:
+    async def send() -> dict[str, Any]:
+        result = await payouts.send(DEST, requested_by=caller, idempotency_key=key)
+        return {"tx_hash_list": result.tx_hash_list, "amount": result.amount}
+
+    return await idem.run(
+        endpoint="transfer",
+        caller=caller,
+        key=key,
+        body={"destinations": [{"address": DEST[0].address, "amount": DEST[0].amount}]},
+        handler=send,
+        error_answer=error_answer,
+        moves_money=True,
+    )
+
+
+@pytest.mark.parametrize("journal_fails", [False, True], ids=["journal written", "journal failed"])
+@pytest.mark.parametrize("outcome", list(WALLET_OUTCOMES))
+def test_every_wallet_and_journal_outcome(outcome: str, journal_fails: bool) -> None:
+    make_error, expected, key_kept, journal_state = WALLET_OUTCOMES[outcome]
+    wallet, journal, _store, payouts, idem = _setup(
+        make_error() if make_error else None, journal_fails
+    )
+
+    async def scenario() -> None:
+        if expected is None:
+            first = await _pay(payouts, idem, "k1")
+            assert first["tx_hash_list"] == [f"{1:064x}"]
+        else:
+            with pytest.raises(expected) as raised:
+                await _pay(payouts, idem, "k1")
+            assert type(raised.value) is expected
+        assert len(wallet.sent) == 1
+        # The journal says what happened, when it could be written.
+        assert journal.rows[1]["state"] == ("requested" if journal_fails else journal_state), (
+            journal.rows
+        )
+        # The retry with the same key: replayed (never sent again) or run again.
+        wallet.transfer_error = None
+        retry = await _pay(payouts, idem, "k1")
+        if key_kept:
+            assert isinstance(retry, Replay), retry
+            assert len(wallet.sent) == 1, "a retry sent the payout a second time"
+            if expected is not None:
+                status, body = error_answer(raised.value)
+                assert (retry.status, retry.body) == (status, body)
+        else:
+            assert not isinstance(retry, Replay)
+            assert len(wallet.sent) == 2
+
+    asyncio.run(scenario())
+
+
+def test_outcome_unknown_is_504_and_names_the_payout() -> None:
+    _, _, _, payouts, idem = _setup(WalletTimeout("no answer"), journal_fails=True)
+    with pytest.raises(PayoutOutcomeUnknown) as raised:
+        asyncio.run(_pay(payouts, idem, "k"))
+    status, body = error_answer(raised.value)
+    assert status == 504
+    assert "payout 1" in body["message"] and "outcome unknown" in body["message"]
+
+
+def test_journal_down_before_the_wallet_releases_the_key() -> None:
+    wallet, journal, store, payouts, idem = _setup(None, journal_fails=False)
+    journal.fail_requested = True
+    with pytest.raises(DatabaseUnavailable):
+        asyncio.run(_pay(payouts, idem, "k"))
+    assert wallet.sent == [] and store.keys == {}
+    journal.fail_requested = False
+    assert asyncio.run(_pay(payouts, idem, "k"))["tx_hash_list"]
+    assert len(wallet.sent) == 1
+
+
+def test_invalid_address_never_reaches_journal_or_wallet() -> None:
+    wallet, journal, _, payouts, idem = _setup(None, journal_fails=False)
+    wallet.invalid_addresses.add(DEST[0].address)
+    with pytest.raises(InvalidInput, match=r"destinations\[0\]\.address"):
+        asyncio.run(_pay(payouts, idem, "k"))
+    assert wallet.sent == [] and journal.rows == {}
+
+
+def test_same_key_from_two_api_keys_is_two_requests() -> None:
+    wallet, _, store, payouts, idem = _setup(None, journal_fails=False)
+    first = asyncio.run(_pay(payouts, idem, "order-1", caller="shop-a"))
+    second = asyncio.run(_pay(payouts, idem, "order-1", caller="shop-b"))
+    assert not isinstance(second, Replay), "shop-b got shop-a's stored answer"
+    assert first != second and len(wallet.sent) == 2
+    assert isinstance(asyncio.run(_pay(payouts, idem, "order-1", caller="shop-a")), Replay)
+    assert len(store.keys) == 2
+
+
+def test_cancelled_payout_keeps_its_key() -> None:
+    wallet, _, store, payouts, idem = _setup(asyncio.CancelledError(), journal_fails=False)
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(_pay(payouts, idem, "k"))
+    assert len(store.keys) == 1, "a cancelled payout released its key"
+    wallet.transfer_error = None
+    with pytest.raises(Conflict):
+        asyncio.run(_pay(payouts, idem, "k"))
+    assert len(wallet.sent) == 1

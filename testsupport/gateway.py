@@ -1,0 +1,309 @@
+"""The gateway (``python -m xmrgate serve``) as a child process, for tests and benchmarks.
+
+:class:`GatewayProcess` starts, waits for, restarts and ends one gateway process (by
+PID) and talks HTTP to it. :class:`Gateway` is the same process as the integration
+tests set it up (a devnet wallet-rpc, a poll every 0.5 s); :func:`start_gateway` and
+:func:`close_gateway` also make and remove its wallet-rpc and database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import asyncpg
+import httpx
+
+from testsupport.postgres import create_pg_database, drop_pg_database
+from testsupport.processes import peak_rss_kib, stop_process, wait_until
+from xmrgate.devnet import Devnet, WalletRpc, free_port
+from xmrgate.devnet.processes import LOG_TAIL_LINES, kill, log_tail
+
+# How long a test waits for the gateway to notice something (a liveness wait, not a
+# latency bound: benchmarks measure latency). On the shared test devnet a wallet
+# refresh can wait behind monerod mining a batch of blocks for another test.
+SYNC_WAIT = 45.0
+#: How long a gateway gets to answer /health with its wallet open.
+READY_TIMEOUT = 90.0
+#: The tests' sync poll period (the product's default is slower).
+TEST_POLL_FREQUENCY = "0.5s"
+#: Lets test gateways call receivers on 127.0.0.1 (internal addresses are refused otherwise).
+LOOPBACK_CALLBACKS = ("--callback-allow", "127.0.0.1")
+
+T = TypeVar("T")
+
+
+class GatewayProcess:
+    """``python -m xmrgate serve`` on a wallet-rpc and a database, as production runs it.
+
+    ``database`` is a PostgreSQL URL (``postgresql://...``) or a SQLite file path. The
+    port is chosen once, so :meth:`start` after :meth:`stop` or :meth:`kill` restarts
+    the gateway at the same URL. Output goes to :attr:`log_path` in ``workdir``.
+    """
+
+    def __init__(
+        self,
+        workdir: Path,
+        wallet_url: str,
+        database: str,
+        extra_args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        """Prepare (not start) a gateway on a free port.
+
+        ``env`` replaces the environment (the benchmark runs a previous version of the
+        gateway with ``PYTHONPATH`` pointing at its checkout).
+        """
+        self.workdir = workdir
+        self.env = dict(env) if env is not None else None
+        self.wallet_url = wallet_url
+        self.database = database
+        self.extra_args = list(extra_args)
+        self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.started_at = 0.0
+        self.client = httpx.Client(timeout=30, trust_env=False)
+
+    @property
+    def backend(self) -> str:
+        """``postgresql`` or ``sqlite``."""
+        is_pg = self.database.startswith(("postgresql://", "postgres://"))
+        return "postgresql" if is_pg else "sqlite"
+
+    @property
+    def db_arg(self) -> list[str]:
+        """The command-line options that point the gateway at its database."""
+        return [f"--{self.backend}", self.database]
+
+    @property
+    def url(self) -> str:
+        """Base URL of the API."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def log_path(self) -> Path:
+        """Where the process's stdout and stderr go (appended to across restarts)."""
+        return self.workdir / f"gateway-{self.port}.log"
+
+    @property
+    def pid(self) -> int:
+        """PID of the running process."""
+        assert self.proc is not None, "gateway not started"
+        return self.proc.pid
+
+    def start(self, *, wait: bool = True) -> None:
+        """Spawn the process; with ``wait``, return once ``/health`` is 200 with a wallet."""
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        cmd = [
+            sys.executable,
+            "-m",
+            "xmrgate",
+            "serve",
+            "--bind",
+            f"127.0.0.1:{self.port}",
+            "--rpc-address",
+            self.wallet_url,
+            *self.db_arg,
+            *self.extra_args,
+        ]
+        with self.log_path.open("ab") as log:
+            self.started_at = time.time()
+            self.proc = subprocess.Popen(
+                cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=self.env
+            )
+        if wait:
+            try:
+                self.wait_ready()
+            except BaseException:
+                # A gateway that never became ready must not outlive the test.
+                self.stop()
+                raise
+
+    def wait_ready(self, timeout: float = READY_TIMEOUT) -> None:
+        """Wait until ``/health`` is 200 (the gateway has opened and verified its wallet).
+
+        Raises :class:`~testsupport.processes.WaitFailed` (with the log's tail) when the
+        process exits or time runs out.
+        """
+        with httpx.Client(timeout=5, trust_env=False) as client:
+
+            def probe() -> tuple[bool, str]:
+                try:
+                    r = client.get(self.url + "/health")
+                except httpx.HTTPError as exc:
+                    return False, f"{type(exc).__name__}: {exc}"
+                ready = r.status_code == 200
+                return ready, f"{r.status_code} {r.text[:300]}"
+
+            wait_until(
+                f"the gateway at {self.url} to answer /health 200 (its wallet open)",
+                probe,
+                timeout=timeout,
+                log=self.log_path,
+                proc=self.proc,
+            )
+
+    def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
+        """The end of the gateway's log ("" before it has one)."""
+        return log_tail(self.log_path, lines=lines)
+
+    def peak_rss_kib(self) -> int | None:
+        """VmHWM of the running process (None when there is none)."""
+        return peak_rss_kib(self.proc.pid) if self.proc is not None else None
+
+    def stop(self) -> None:
+        """SIGTERM the process by PID and wait (SIGKILL after 20 s)."""
+        stop_process(self.proc)
+        self.proc = None
+
+    def kill(self) -> None:
+        """SIGKILL the process, as a crash would, and reap it."""
+        if self.proc is not None:
+            kill(self.proc.pid, self.proc)
+        self.proc = None
+
+    def close(self) -> None:
+        """Stop the process and close the HTTP client."""
+        self.stop()
+        self.client.close()
+
+    # ----------------------------------------------------------------- HTTP
+
+    def get(self, path: str, **kw: Any) -> httpx.Response:
+        """GET ``path`` on the API."""
+        return self.client.get(self.url + path, **kw)
+
+    def post(self, path: str, **kw: Any) -> httpx.Response:
+        """POST to ``path`` on the API."""
+        return self.client.post(self.url + path, **kw)
+
+    def delete(self, path: str, **kw: Any) -> httpx.Response:
+        """DELETE ``path`` on the API."""
+        return self.client.delete(self.url + path, **kw)
+
+    def receive(self, amount: int, **fields: Any) -> dict[str, Any]:
+        """POST /receive and return the body (asserting 200)."""
+        r = self.post("/receive", json={"amount": amount, **fields})
+        assert r.status_code == 200, r.text
+        body: dict[str, Any] = r.json()
+        return body
+
+    def status(self, address: str, **params: Any) -> dict[str, Any]:
+        """GET /receive/:address and return the body (asserting 200)."""
+        r = self.get(f"/receive/{address}", params=params)
+        assert r.status_code == 200, r.text
+        body: dict[str, Any] = r.json()
+        return body
+
+    def wait_status(
+        self, address: str, predicate: Callable[[dict[str, Any]], bool], timeout: float = SYNC_WAIT
+    ) -> dict[str, Any]:
+        """Poll GET /receive/:address until ``predicate`` holds; return that status."""
+        return self.wait_for(
+            f"GET /receive/{address} to satisfy {getattr(predicate, '__qualname__', predicate)}",
+            lambda: self.status(address),
+            predicate,
+            timeout,
+        )
+
+    def wait_for(
+        self, what: str, fetch: Callable[[], T], predicate: Callable[[T], bool], timeout: float
+    ) -> T:
+        """Repeat ``fetch()`` until ``predicate`` holds for its result; return that result.
+
+        Raises :class:`~testsupport.processes.WaitFailed` saying ``what`` was awaited, for
+        how long, the last result and the tail of the gateway's log, after ``timeout``
+        seconds or as soon as the gateway process exits.
+        """
+
+        def probe() -> tuple[bool, T]:
+            value = fetch()
+            return predicate(value), value
+
+        return wait_until(what, probe, timeout=timeout, log=self.log_path, proc=self.proc)
+
+
+class Gateway(GatewayProcess):
+    """The gateway of an integration test: on a wallet-rpc of ``devnet``, polling every 0.5 s."""
+
+    def __init__(
+        self,
+        *,
+        devnet: Devnet,
+        wallet: WalletRpc,
+        backend: str,
+        db_arg: Sequence[str],
+        workdir: Path,
+        extra_args: Sequence[str] = (),
+    ) -> None:
+        """Prepare (not start) the gateway.
+
+        ``db_arg`` is ``["--postgresql", URL]`` or ``["--sqlite", PATH]``.
+        """
+        super().__init__(
+            workdir,
+            wallet.url,
+            db_arg[1],
+            # Test receivers listen on loopback, which the gateway refuses unless allowed;
+            # a module's own --callback-allow (in extra_args, parsed later) replaces this.
+            ["--poll-frequency", TEST_POLL_FREQUENCY, *LOOPBACK_CALLBACKS, *extra_args],
+        )
+        if self.db_arg != list(db_arg) or self.backend != backend:
+            raise ValueError(f"backend {backend!r} does not match database options {db_arg!r}")
+        self.devnet = devnet
+        self.wallet = wallet
+
+
+def start_gateway(
+    devnet: Devnet, backend: str, workdir: Path, extra_args: Sequence[str] = ()
+) -> Gateway:
+    """A fresh wallet-rpc, a fresh database of ``backend``, and the gateway on them."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    wallet = devnet.start_wallet_rpc(f"gw-{workdir.name}-{uuid.uuid4().hex[:6]}")
+    if backend == "postgresql":
+        db_arg = ["--postgresql", create_pg_database()]
+    else:
+        db_arg = ["--sqlite", str(workdir / "xmrgate.sqlite3")]
+    gateway = Gateway(
+        devnet=devnet,
+        wallet=wallet,
+        backend=backend,
+        db_arg=db_arg,
+        workdir=workdir,
+        extra_args=extra_args,
+    )
+    gateway.start()
+    return gateway
+
+
+def close_gateway(gateway: Gateway) -> None:
+    """Stop the gateway and its wallet-rpc; drop its PostgreSQL database."""
+    gateway.close()
+    gateway.wallet.stop()
+    if gateway.backend == "postgresql":
+        drop_pg_database(gateway.database)
+
+
+def count_rows(gateway: GatewayProcess, table: str) -> int:
+    """Rows in one of the gateway's tables, read directly from its database."""
+    query = f"SELECT count(*) FROM {table}"  # table names come from the tests only
+    if gateway.backend == "postgresql":
+
+        async def run() -> int:
+            conn = await asyncpg.connect(gateway.database)
+            try:
+                return int(await conn.fetchval(query))
+            finally:
+                await conn.close()
+
+        return asyncio.run(run())
+    with contextlib.closing(sqlite3.connect(gateway.database)) as conn:
+        return int(conn.execute(query).fetchone()[0])

@@ -1,0 +1,55 @@
+"""Throwaway PostgreSQL databases, each created under a name prefix and dropped by name.
+
+The defaults are the tests' (server from ``XMRGATE_TEST_PG``, prefix ``xmrgate_test_``);
+the benchmarks pass their own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import asyncpg
+
+#: A superuser connection to the server that holds the throwaway databases.
+TEST_ADMIN_URL = os.environ.get("XMRGATE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
+#: Every test database's name starts with this, and only such databases are dropped.
+TEST_PREFIX = "xmrgate_test_"
+
+
+async def _execute(admin_url: str, statement: str) -> None:
+    conn = await asyncpg.connect(admin_url)
+    try:
+        await conn.execute(statement)
+    finally:
+        await conn.close()
+
+
+def create_pg_database(admin_url: str = TEST_ADMIN_URL, prefix: str = TEST_PREFIX) -> str:
+    """Create a fresh database named ``<prefix><random>``; return its URL."""
+    name = f"{prefix}{os.urandom(5).hex()}"
+    asyncio.run(_execute(admin_url, f'CREATE DATABASE "{name}"'))
+    return admin_url.rsplit("/", 1)[0] + f"/{name}"
+
+
+def drop_pg_database(url: str, admin_url: str = TEST_ADMIN_URL, prefix: str = TEST_PREFIX) -> None:
+    """Drop a database made by :func:`create_pg_database` (closing its sessions).
+
+    Refuses any database whose name does not start with ``prefix``.
+    """
+    name = url.rsplit("/", 1)[1]
+    if not name.startswith(prefix):
+        raise ValueError(f"refusing to drop {name!r}: not made with prefix {prefix!r}")
+    asyncio.run(_execute(admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@contextmanager
+def fresh_pg_database(admin_url: str = TEST_ADMIN_URL, prefix: str = TEST_PREFIX) -> Iterator[str]:
+    """A new database for the ``with`` block, dropped afterwards however the block ends."""
+    url = create_pg_database(admin_url, prefix)
+    try:
+        yield url
+    finally:
+        drop_pg_database(url, admin_url, prefix)
