@@ -39,9 +39,7 @@ class FakeWallet:
     mode_error: BaseException | None = None
     mode_checks: int = 0
 
-    async def create_address(
-        self, label: str = "", *, timeout: float | None = None
-    ) -> tuple[str, int]:
+    async def create_address(self, label: str = "") -> tuple[str, int]:
         index = self.next_index
         self.next_index += 1
         return address_of(index), index

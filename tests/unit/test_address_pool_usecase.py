@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 
 import pytest
@@ -15,9 +16,10 @@ from tests.unit.fakes import (
     FakePoolWallet,
     FakeWallet,
 )
-from xmrgate.core.address_pool import AddressPool, Labeler, ensure_lookahead
+from xmrgate.core.address_pool import STALL, AddressPool, Labeler, ensure_lookahead
 from xmrgate.core.payment_requests import NewPaymentRequest, PaymentRequests
-from xmrgate.domain.errors import AddressPoolEmpty, WalletTimeout, WalletUnavailable
+from xmrgate.domain.errors import AddressPoolEmpty, WalletUnavailable
+from xmrgate.domain.records import PaymentRequest
 
 
 def test_refill_tops_up_in_batches_of_64_and_saves_before_offering() -> None:
@@ -44,31 +46,37 @@ def test_refill_skips_indices_the_wallet_forgot() -> None:
     assert len(store.pool) == 10
 
 
+class NoWallet(FakeWallet):
+    """With a pool, requests never ask the wallet for a subaddress themselves."""
+
+    async def create_address(self, label: str = "") -> tuple[str, int]:
+        raise AssertionError("the wallet was asked")
+
+
 def _use_case(
-    wallet: FakeWallet, store: FakePoolStore | None, labels: Labeler | None = None
+    store: FakePoolStore, labels: Labeler | None = None, pool: AddressPool | None = None
 ) -> PaymentRequests:
     return PaymentRequests(
-        wallet,
+        NoWallet(),
         FakePaymentStore(),
         FakeOutbox(),
         AllowAll(),
         pool=store,
+        pool_used=pool.wake if pool else lambda: None,
+        pool_refilled=pool.next_round if pool else _never,
         label_later=labels.label_later if labels else lambda _i, _l: None,
-        direct_timeout=0.5,
     )
 
 
-def test_create_takes_from_the_pool_without_asking_the_wallet() -> None:
-    class NoWallet(FakeWallet):
-        async def create_address(
-            self, label: str = "", *, timeout: float | None = None
-        ) -> tuple[str, int]:
-            raise AssertionError("the wallet was asked")
+async def _never() -> bool:
+    return False
 
+
+def test_create_takes_from_the_pool_without_asking_the_wallet() -> None:
     pool_wallet, store = FakePoolWallet(), FakePoolStore()
     asyncio.run(AddressPool(pool_wallet, store, size=3, low_water=1).refill())
     labels = Labeler(pool_wallet)
-    use_case = _use_case(NoWallet(), store, labels)
+    use_case = _use_case(store, labels)
     made = asyncio.run(use_case.create(NewPaymentRequest(amount=7, description="order 9")))
     assert (made.subaddr_index, made.amount, made.description) == (1, 7, "order 9")
     assert 1 not in store.pool and pool_wallet.labels == {}  # the label comes later
@@ -84,27 +92,81 @@ def test_create_takes_from_the_pool_without_asking_the_wallet() -> None:
     assert pool_wallet.labels == {1: "order 9"}
 
 
-def test_empty_pool_falls_back_to_the_wallet() -> None:
-    wallet = FakeWallet(next_index=40)
-    made = asyncio.run(_use_case(wallet, FakePoolStore()).create(NewPaymentRequest(amount=1)))
-    assert made.subaddr_index == 40
+class SlowPoolWallet(FakePoolWallet):
+    """Each batch takes ``delay`` seconds; ``hang`` makes every batch after the first hang."""
+
+    def __init__(self, delay: float = 0.0, *, hang: bool = False, down: bool = False) -> None:
+        super().__init__()
+        self.delay, self.hang, self.down = delay, hang, down
+
+    async def create_addresses(self, count: int) -> list[tuple[str, int]]:
+        if self.calls and self.down:
+            raise WalletUnavailable("connection refused", request_sent=False)
+        if self.calls and self.hang:
+            await asyncio.Event().wait()
+        await asyncio.sleep(self.delay)
+        return await super().create_addresses(count)
 
 
-@pytest.mark.parametrize(
-    "failure", [WalletTimeout("hung"), WalletUnavailable("down", request_sent=False)]
-)
-def test_empty_pool_and_no_wallet_is_503_quickly(failure: Exception) -> None:
-    class DeadWallet(FakeWallet):
-        async def create_address(
-            self, label: str = "", *, timeout: float | None = None
-        ) -> tuple[str, int]:
-            assert timeout is not None and timeout < 1
-            raise failure
-
+async def _with_refill_loop(
+    wallet: FakePoolWallet, size: int, requests: int
+) -> tuple[list[PaymentRequest | BaseException], float]:
+    """Fill a pool, run its refill loop, make ``requests`` concurrent requests."""
+    store = FakePoolStore()
+    pool = AddressPool(wallet, store, size=size, low_water=0)
+    await pool.refill()
+    stop = asyncio.Event()
+    loop = asyncio.create_task(pool.run(stop, every=60))
+    await asyncio.sleep(0)
+    use_case = _use_case(store, pool=pool)
     started = time.monotonic()
+    try:
+        made = await asyncio.gather(
+            *(use_case.create(NewPaymentRequest(amount=1)) for _ in range(requests)),
+            return_exceptions=True,
+        )
+    finally:
+        stop.set()
+        loop.cancel()  # a hung wallet call never returns by itself
+        with contextlib.suppress(asyncio.CancelledError):
+            await loop
+    return made, time.monotonic() - started
+
+
+def test_requests_on_an_empty_pool_wait_for_the_refill_not_the_wallet() -> None:
+    # Each batch takes 0.3 s (under STALL), 3 per batch for 20 requests: about 2 s of
+    # refills, and no request asks the wallet itself (NoWallet would raise).
+    made, _ = asyncio.run(_with_refill_loop(SlowPoolWallet(delay=0.3), size=3, requests=20))
+    assert all(isinstance(m, PaymentRequest) for m in made), made
+    indices = [m.subaddr_index for m in made if isinstance(m, PaymentRequest)]
+    assert len(set(indices)) == 20
+
+
+def test_refill_for_waiting_requests_comes_in_small_batches() -> None:
+    # A batch of 64 can take wallet-rpc past STALL on a loaded host; waiters get 16s.
+    wallet = SlowPoolWallet(delay=0.01)
+    made, _ = asyncio.run(_with_refill_loop(wallet, size=64, requests=80))
+    assert all(isinstance(m, PaymentRequest) for m in made), made
+    assert wallet.calls[0] == 64 and wallet.calls[1] == 16, wallet.calls
+
+
+def test_empty_pool_with_a_hung_wallet_is_503_in_under_a_second() -> None:
+    made, elapsed = asyncio.run(_with_refill_loop(SlowPoolWallet(hang=True), size=2, requests=4))
+    assert [type(m) for m in made[:2]] == [PaymentRequest, PaymentRequest]
+    assert all(isinstance(m, AddressPoolEmpty) for m in made[2:]), made
+    assert STALL <= elapsed < 1.0
+
+
+def test_empty_pool_with_the_wallet_down_is_503_at_once() -> None:
+    made, elapsed = asyncio.run(_with_refill_loop(SlowPoolWallet(down=True), size=1, requests=3))
+    assert isinstance(made[0], PaymentRequest)
+    assert all(isinstance(m, AddressPoolEmpty) for m in made[1:]), made
+    assert elapsed < 0.5
+
+
+def test_empty_pool_without_a_refill_loop_is_503() -> None:
     with pytest.raises(AddressPoolEmpty):
-        asyncio.run(_use_case(DeadWallet(), FakePoolStore()).create(NewPaymentRequest(amount=1)))
-    assert time.monotonic() - started < 1
+        asyncio.run(_use_case(FakePoolStore()).create(NewPaymentRequest(amount=1)))
 
 
 def test_lookahead_extends_the_table_rescans_and_rewinds() -> None:

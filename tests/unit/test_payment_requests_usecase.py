@@ -45,9 +45,7 @@ def test_wallet_that_forgot_its_subaddresses_is_moved_past_every_used_index() ->
 
 def test_recovery_gives_up_after_one_skip() -> None:
     class StuckWallet(FakeWallet):
-        async def create_address(
-            self, label: str = "", *, timeout: float | None = None
-        ) -> tuple[str, int]:
+        async def create_address(self, label: str = "") -> tuple[str, int]:
             return address_of(1), 1  # always the same, used index
 
     wallet, store = StuckWallet(next_index=1), FakePaymentStore()

@@ -175,13 +175,9 @@ class WalletClient:
         """The wallet's primary address (account 0, index 0)."""
         return str((await self.call("get_address", {"account_index": 0}))["address"])
 
-    async def create_address(
-        self, label: str = "", *, timeout: float | None = None
-    ) -> tuple[str, int]:
+    async def create_address(self, label: str = "") -> tuple[str, int]:
         """Create a subaddress in account 0; return (address, minor index)."""
-        result = await self.call(
-            "create_address", {"account_index": 0, "label": label}, timeout=timeout
-        )
+        result = await self.call("create_address", {"account_index": 0, "label": label})
         return str(result["address"]), int(result["address_index"])
 
     async def skip_subaddresses(self, count: int) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -29,10 +30,18 @@ log = logging.getLogger(__name__)
 
 # wallet-rpc's create_address takes 1..64 per call.
 MAX_BATCH = 64
+# While requests wait on an empty pool: smaller batches, offered sooner. A batch of 64
+# takes wallet-rpc ~0.5 s (up to 1 s on a loaded host, past STALL); 16 take ~0.13 s.
+URGENT_BATCH = 16
 # Seconds between two looks at the pool's size when takes keep waking the refiller.
 WAKE_GAP = 0.5
 # Seconds between two labels (at most 50 a second).
 LABEL_GAP = 0.02
+# A refill step (one wallet or database call) running this long means the wallet is
+# hung: requests waiting on an empty pool get 503 instead of waiting on (issue: < 1 s).
+STALL = 0.75
+# How often a waiting request looks whether the refill step it waits on stalled.
+STALL_CHECK = 0.05
 
 
 class PoolWallet(Protocol):
@@ -90,10 +99,39 @@ class AddressPool:
         self._size = size
         self._low_water = low_water
         self._wake = asyncio.Event()
+        self._hurry = asyncio.Event()  # a request waits on an empty pool: skip WAKE_GAP
+        self._running = False
+        self._rounds = 0  # refill rounds that ended, and how many of them failed
+        self._failures = 0
+        self._round_ended = asyncio.Event()
+        self._step_since: float | None = None  # monotonic start of the current call
 
     def wake(self) -> None:
         """Ask the refill loop to look at the pool now (a request just took one)."""
         self._wake.set()
+
+    async def next_round(self) -> bool:
+        """Wake the refill loop at once and wait for its next round to end.
+
+        True when a round ended well (the pool may hold new subaddresses: take again);
+        False when it cannot deliver: the loop is not running, the round failed (wallet
+        or database down), or one of its calls has been running for ``STALL`` seconds
+        (wallet hung). Waiting here instead of asking the wallet directly keeps a burst
+        of requests from queueing hundreds of single calls ahead of the refill's batch.
+        """
+        if not self._running:
+            return False
+        rounds, failures = self._rounds, self._failures
+        self._wake.set()
+        self._hurry.set()
+        while self._rounds == rounds:
+            since = self._step_since
+            if since is not None and time.monotonic() - since > STALL:
+                return False
+            ended = self._round_ended
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(ended.wait(), timeout=STALL_CHECK)
+        return self._failures == failures
 
     async def refill(self) -> int:
         """Top the pool up to its size when it is at or below the low-water mark.
@@ -102,14 +140,19 @@ class AddressPool:
         already use (it lost unsaved state in a crash), they are dropped and its
         counter is moved past the highest index in use.
         """
+        self._step()
         current = await self._store.size()
         if current > self._low_water:
             return 0
         added = 0
         while current + added < self._size:
-            want = min(MAX_BATCH, self._size - current - added)
+            batch = URGENT_BATCH if self._hurry.is_set() else MAX_BATCH
+            want = min(batch, self._size - current - added)
+            self._step()
             created = await self._wallet.create_addresses(want)
+            self._step()
             await self._wallet.save()
+            self._step()
             highest = await self._store.highest_index()
             fresh = [(a, i) for a, i in created if i > highest]
             if len(fresh) < len(created):
@@ -121,30 +164,58 @@ class AddressPool:
                     highest,
                 )
                 await self._skip_to(last, highest)
+            self._step()
             await self._store.add(fresh)
             added += len(fresh)
         log.info("address pool refilled: %d added, %d available", added, current + added)
         return added
 
+    def _step(self) -> None:
+        """Mark the start of one call: ``next_round`` tells a hung one by its age."""
+        self._step_since = time.monotonic()
+
     async def _skip_to(self, last: int, highest: int) -> None:
         while last < highest:
+            self._step()
             created = await self._wallet.create_addresses(min(MAX_BATCH, highest - last))
             last = max(i for _, i in created)
+        self._step()
         await self._wallet.save()
 
     async def run(self, stop: asyncio.Event, *, every: float = 5.0) -> None:
         """Refill when woken or every ``every`` seconds, until ``stop``; failures are logged."""
-        while not stop.is_set():
-            try:
-                await self.refill()
-            except Exception as exc:  # the wallet or database is down: try again later
-                log.warning("address pool refill failed: %s", getattr(exc, "message", exc))
-            self._wake.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(_first(self._wake, stop), timeout=every)
-            # A burst of takes needs one look at the pool's size, not one per request.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=WAKE_GAP)
+        self._running = True
+        try:
+            while not stop.is_set():
+                # Cleared before the round: a wake that comes during it starts the next one.
+                self._wake.clear()
+                failed = False
+                try:
+                    await self.refill()
+                except Exception as exc:  # the wallet or database is down: try again later
+                    failed = True
+                    log.warning("address pool refill failed: %s", getattr(exc, "message", exc))
+                finally:
+                    self._end_round(failed)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(_first(self._wake, stop), timeout=every)
+                # A burst of takes needs one look at the pool's size, not one per request;
+                # a request waiting on an empty pool does not wait for the gap.
+                if not self._hurry.is_set():
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(_first(self._hurry, stop), timeout=WAKE_GAP)
+        finally:
+            self._running = False
+            self._end_round(failed=True)
+
+    def _end_round(self, failed: bool) -> None:
+        # Hurry lasts the round: waiters that still find the pool empty set it again.
+        self._hurry.clear()
+        self._step_since = None
+        self._rounds += 1
+        self._failures += failed
+        ended, self._round_ended = self._round_ended, asyncio.Event()
+        ended.set()
 
 
 class Labeler:

@@ -1,17 +1,21 @@
 """Payment requests: create one (a fresh subaddress), read, delete, and its callbacks.
 
-Reads come from the database only, never the wallet. Creating a request asks the
-wallet for a subaddress; if wallet-rpc was killed before it saved, it forgets the
-subaddresses it handed out since and offers an index we already use. The unique
-index refuses the duplicate and ``create`` moves the wallet's counter past every
-index in use, then asks once more.
+Reads come from the database only, never the wallet. With the address pool (the
+default), creating a request takes a subaddress created ahead (``address_pool.py``);
+when the pool is empty it waits for the refill loop's next batch, and answers 503
+when that loop cannot deliver (wallet down or hung). Without a pool, it asks the
+wallet; if wallet-rpc was killed before it saved, it forgets the subaddresses it
+handed out since and offers an index we already use. The unique index refuses the
+duplicate and ``create`` moves the wallet's counter past every index in use, then
+asks once more.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -25,7 +29,6 @@ from xmrgate.domain.errors import (
     InvalidInput,
     NotFound,
     SubaddressTaken,
-    WalletUnavailable,
 )
 from xmrgate.domain.invoice import MAX_EXPIRES_IN, initial_status
 from xmrgate.domain.records import OutboxEvent, PaymentRequest, PaymentStatus
@@ -34,6 +37,12 @@ log = logging.getLogger(__name__)
 
 # wallet-rpc keeps labels short in its cache file; longer descriptions stay in our DB.
 LABEL_LENGTH = 100
+# Seconds a request waits on an empty pool while the refill keeps making progress.
+POOL_WAIT = 5.0
+
+
+async def _no_refill() -> bool:
+    return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,13 +98,13 @@ class PaymentRequests:
         require_wallet: Callable[[], None] = lambda: None,
         pool: AddressPoolRepository | None = None,
         pool_used: Callable[[], None] = lambda: None,
+        pool_refilled: Callable[[], Awaitable[bool]] = _no_refill,
         label_later: Callable[[int, str], None] = lambda _index, _label: None,
-        direct_timeout: float | None = None,
     ) -> None:
         self._pool = pool
         self._pool_used = pool_used
+        self._pool_refilled = pool_refilled
         self._label_later = label_later
-        self._direct_timeout = direct_timeout
         self._wallet = wallet
         self._store = store
         self._outbox = outbox
@@ -112,29 +121,31 @@ class PaymentRequests:
         if new.return_url is not None:
             await self._url_guard.check(new.return_url, "return_url")
         if self._pool is not None:
-            taken = await self._pool.take(request_columns(new))
+            return await self._take_from_pool(self._pool, new)
+        return await self._create_on_wallet(new)
+
+    async def _take_from_pool(
+        self, pool: AddressPoolRepository, new: NewPaymentRequest
+    ) -> PaymentRequest:
+        """One statement when the pool holds a subaddress; else wait for its refill."""
+        columns = request_columns(new)
+        deadline = time.monotonic() + POOL_WAIT
+        while True:
+            taken = await pool.take(columns)
             self._pool_used()
             if taken is not None:
                 self._label_later(taken.subaddr_index, new.description[:LABEL_LENGTH])
                 return taken
-            log.warning("address pool empty: asking the wallet directly")
-            try:
-                return await self._create_on_wallet(new)
-            except WalletUnavailable as exc:
+            if time.monotonic() > deadline or not await self._pool_refilled():
                 raise AddressPoolEmpty(
                     "no subaddress is ready and the wallet did not answer in time; "
                     "retry in a few seconds"
-                ) from exc
-        return await self._create_on_wallet(new)
+                )
 
     async def _create_on_wallet(self, new: NewPaymentRequest) -> PaymentRequest:
-        """Ask the wallet for a subaddress (no pool, or the pool is empty)."""
+        """Ask the wallet for a subaddress (no pool)."""
         for attempt in range(2):
-            # With a pool this is the fallback: a short deadline, so that an empty pool
-            # and a hung wallet answer 503/504 quickly instead of hanging the request.
-            address, index = await self._wallet.create_address(
-                label=new.description[:LABEL_LENGTH], timeout=self._direct_timeout
-            )
+            address, index = await self._wallet.create_address(label=new.description[:LABEL_LENGTH])
             try:
                 return await self._store.create(
                     address=address,

@@ -18,9 +18,7 @@ from xmrgate.domain.records import OutboxEvent, PaymentRequest, PaymentStatus, S
 class Wallet(Protocol):
     """The subset of monero-wallet-rpc the use cases call (``adapters/wallet_rpc.py``)."""
 
-    async def create_address(
-        self, label: str = "", *, timeout: float | None = None
-    ) -> tuple[str, int]:
+    async def create_address(self, label: str = "") -> tuple[str, int]:
         """A new subaddress of account 0 and its index."""
         ...
 

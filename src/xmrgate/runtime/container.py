@@ -52,10 +52,6 @@ from xmrgate.runtime.read_cache import ReadCache
 
 log = logging.getLogger(__name__)
 
-# With a pool, asking the wallet directly is the fallback of an empty pool: an answer
-# (503/504) within a second beats waiting out a busy or hung wallet.
-DIRECT_CREATE_TIMEOUT = 0.8
-
 
 @dataclass
 class Services:
@@ -182,8 +178,8 @@ class Services:
                 require_wallet=identity.require_usable,
                 pool=pool_store if settings.address_pool_size else None,
                 pool_used=address_pool.wake,
+                pool_refilled=address_pool.next_round,
                 label_later=labeler.label_later,
-                direct_timeout=DIRECT_CREATE_TIMEOUT if settings.address_pool_size else None,
             ),
             payouts=Payouts(
                 wallet,
