@@ -22,8 +22,10 @@ dev: install
 	scripts/install-system-deps --monero-only
 	$(BIN)/xmrgate dev
 
+# Two processes, each with its own regtest network; a module's tests stay in one process
+# (they share its gateway). The tests mostly wait on the chain: load stays near 2 cores.
 test: install system-deps
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadscope
 
 unit: install
 	$(BIN)/python -m pytest -m "not integration"
