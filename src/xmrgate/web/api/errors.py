@@ -84,7 +84,8 @@ def validation_message(exc: RequestValidationError) -> str:
             return "request body is not valid JSON"
         loc = [str(p) for p in error.get("loc", ()) if p not in ("body", "query", "path")]
         where = ".".join(loc) or "body"
-        message = str(error.get("msg", "invalid"))
+        # pydantic prefixes our own ValueError texts with "Value error, ": noise to a client.
+        message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
         parts.append(f"{where}: {message}")
     return "; ".join(parts) or "invalid request"
 

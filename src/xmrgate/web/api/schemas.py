@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from typing import Annotated
-from urllib.parse import urlsplit
 
 from pydantic import (
     AfterValidator,
@@ -16,11 +15,11 @@ from pydantic import (
     model_validator,
 )
 
+from xmrgate.domain.callback_urls import MAX_URL, parse_url
 from xmrgate.domain.invoice import MAX_EXPIRES_IN
 from xmrgate.domain.money import MAX_AMOUNT
 
 MAX_DESCRIPTION = 1024
-MAX_URL = 2048
 MAX_DESTINATIONS = 16
 TX_HASH = re.compile(r"^[0-9a-fA-F]{64}$")
 
@@ -36,12 +35,14 @@ NoNul = AfterValidator(_no_control_chars)
 
 
 def _http_url(value: str | None) -> str | None:
+    """An http(s) URL parsed by the parser that delivers callbacks (empty means none).
+
+    InvalidUrl is a ValueError, so pydantic reports it as a 400 naming the field; where
+    the host points (the SSRF policy) is checked later by the destination check.
+    """
     if value is None or value == "":
         return None
-    _no_control_chars(value)
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError("must be an http:// or https:// URL with a host")
+    parse_url(value)
     return value
 
 
