@@ -95,11 +95,3 @@ class IdempotencyStore:
                     idempotency_keys.c.state == RUNNING,
                 )
             )
-
-    async def purge_expired(self) -> int:
-        """Delete expired keys; returns how many."""
-        async with self._db.write() as conn:
-            result = await conn.execute(
-                delete(idempotency_keys).where(idempotency_keys.c.expires_at < utcnow())
-            )
-            return int(result.rowcount or 0)
