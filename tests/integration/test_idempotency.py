@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import concurrent.futures
+from pathlib import Path
 
 import httpx
 import pytest
 
-from testsupport.gateway import Gateway, count_rows
+from tests.integration.rpc_stall_proxy import StallingRpcProxy
+from testsupport.gateway import Gateway, GatewayProcess, count_rows
 from testsupport.processes import wait_until
 from xmrgate.devnet import Devnet
 
@@ -118,3 +120,50 @@ def test_bad_idempotency_key_is_400(gateway: Gateway) -> None:
     """An over-long key is a 400."""
     r = gateway.post("/receive", json={"amount": 1}, headers={"Idempotency-Key": "k" * 300})
     assert r.status_code == 400 and "Idempotency-Key" in r.json()["message"]
+
+
+def test_payout_key_released_when_the_address_check_stalls(
+    funded: Gateway, devnet: Devnet, tmp_path: Path
+) -> None:
+    """wallet-rpc stalls on validate_address, before anything is journaled or sent: the
+    answer is 503 saying nothing was sent (not a 504 that would pin the key), and the
+    merchant's retry with the same key sends the payout, once."""
+    primary = funded.get("/health").headers["x-moneropay-address"]
+    devnet.pay(primary, XMR, mine_blocks=11)  # an unlocked output, whatever ran before
+    proxy = StallingRpcProxy(funded.wallet.url)
+    gw = GatewayProcess(
+        tmp_path,
+        proxy.url,
+        str(tmp_path / "stall.sqlite3"),
+        ["--address-pool-size", "0", "--wallet-timeout", "2s", "--poll-frequency", "0.5s"],
+    )
+    try:
+        gw.start()
+        wait_until(
+            "an unlocked output for the payout (GET /balance)",
+            lambda: (gw.get("/balance").json()["unlocked"] >= XMR, gw.get("/balance").text),
+            timeout=60,
+            log=gw.log_path,
+            proc=gw.proc,
+            interval=0.2,
+        )
+        recipient = devnet.funder.call("create_address", {"account_index": 0})["address"]
+        body = {"destinations": [{"amount": XMR // 100, "address": recipient}]}
+        headers = {"Idempotency-Key": "payout-stalled-check"}
+        proxy.stall("validate_address")
+        first = gw.post("/transfer", json=body, headers=headers)
+        assert first.status_code == 503, first.text
+        assert "nothing was sent" in first.json()["message"]
+        assert proxy.stalled_calls == ["validate_address"]
+        assert count_rows(gw, "payouts") == 0
+        proxy.release()
+        second = gw.post("/transfer", json=body, headers=headers)
+        assert second.status_code == 200, second.text
+        assert "idempotent-replayed" not in second.headers
+        third = gw.post("/transfer", json=body, headers=headers)
+        assert third.headers["idempotent-replayed"] == "true"
+        assert third.json()["tx_hash"] == second.json()["tx_hash"]
+        assert count_rows(gw, "payouts") == 1
+    finally:
+        gw.close()
+        proxy.close()

@@ -29,6 +29,8 @@ class FakeWallet:
     next_index: int = 1
     transfer_error: BaseException | None = None
     invalid_addresses: set[str] = field(default_factory=set)
+    # Set: is_valid_address raises it (validate_address timing out or refused).
+    validate_error: BaseException | None = None
     sent: list[list[dict[str, Any]]] = field(default_factory=list)
     skipped: list[int] = field(default_factory=list)
     balance: tuple[int, int] = (0, 0)
@@ -49,6 +51,8 @@ class FakeWallet:
         self.next_index += count
 
     async def is_valid_address(self, address: str) -> bool:
+        if self.validate_error is not None:
+            raise self.validate_error
         return address not in self.invalid_addresses
 
     async def get_balance(self) -> tuple[int, int]:

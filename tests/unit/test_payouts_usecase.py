@@ -146,6 +146,27 @@ def test_invalid_address_never_reaches_journal_or_wallet() -> None:
     assert wallet.sent == [] and journal.rows == {}
 
 
+@pytest.mark.parametrize(
+    "failure",
+    [WalletTimeout("no answer"), WalletUnavailable("reset", request_sent=True)],
+    ids=["timed out", "connection lost"],
+)
+def test_wallet_failing_on_address_check_releases_the_key(failure: WalletUnavailable) -> None:
+    """validate_address moves nothing: its timeout is a 503 with nothing journaled or sent,
+    and the merchant's retry with the same key runs (it is not stuck on a 504)."""
+    wallet, journal, store, payouts, idem = _setup(None, journal_fails=False)
+    wallet.validate_error = failure
+    with pytest.raises(WalletUnavailable) as raised:
+        asyncio.run(_pay(payouts, idem, "k"))
+    assert not isinstance(raised.value, WalletTimeout)
+    assert error_answer(raised.value)[0] == 503
+    assert "nothing was sent" in raised.value.message
+    assert wallet.sent == [] and journal.rows == {} and store.keys == {}
+    wallet.validate_error = None
+    assert asyncio.run(_pay(payouts, idem, "k"))["tx_hash_list"]
+    assert len(wallet.sent) == 1
+
+
 def test_same_key_from_two_api_keys_is_two_requests() -> None:
     wallet, _, store, payouts, idem = _setup(None, journal_fails=False)
     first = asyncio.run(_pay(payouts, idem, "order-1", caller="shop-a"))

@@ -9,11 +9,14 @@ wallet            journal               answer (Idempotency-Key)
 sent              written or failed     the transfer (kept: replayed)
 refused           written or failed     the wallet's error (kept: replayed)
 never reached     written or failed     WalletUnavailable 503 (released)
+not asked yet     not written           WalletUnavailable 503 (released)
 timed out / lost  written or failed     PayoutOutcomeUnknown 504 (kept: replayed)
 ================  ====================  =========================================
 
 "Never reached" is only a refused connection: the request provably did not leave.
-Anything else after the wallet was asked (including an unexpected exception) may
+"Not asked yet": the wallet failed (even timed out) on a question that moves nothing,
+asked before the journal row: whether it can sign, whether an address is valid.
+Anything else after the wallet was asked to send (including an unexpected exception) may
 have sent money, so it is "outcome unknown" and the journal row says ``unknown``.
 
 A view-only wallet (no spend key) is refused with WalletCannotSpend (409) before
@@ -100,12 +103,7 @@ class Payouts:
         await self._mode.require_spendable()
         if sum(d.amount for d in destinations) > MAX_AMOUNT:
             raise InvalidInput("the destinations' amounts add up to more than a wallet can hold")
-        for i, dest in enumerate(destinations):
-            # Ask the wallet before anything is journaled or sent: a typo never reaches transfer.
-            if not await self._wallet.is_valid_address(dest.address):
-                raise InvalidInput(
-                    f"destinations[{i}].address is not a valid address on the wallet's network"
-                )
+        await self._check_addresses(destinations)
         wire = [{"amount": d.amount, "address": d.address} for d in destinations]
         payout_id = await self._journal.record_requested(
             wire, requested_by=requested_by, idempotency_key=idempotency_key
@@ -149,6 +147,26 @@ class Payouts:
             tx_hash_list=hashes,
             destinations=list(destinations),
         )
+
+    async def _check_addresses(self, destinations: Sequence[Destination]) -> None:
+        """Ask the wallet before anything is journaled or sent: a typo never reaches transfer.
+
+        A wallet that does not answer (even a timeout) is a 503 with nothing sent: only
+        ``validate_address`` was asked, which moves nothing, so an Idempotency-Key is
+        released and the merchant's retry with the same key runs again.
+        """
+        for i, dest in enumerate(destinations):
+            try:
+                valid = await self._wallet.is_valid_address(dest.address)
+            except WalletUnavailable as exc:
+                raise WalletUnavailable(
+                    f"cannot check destinations[{i}].address, nothing was sent: {exc.message}",
+                    request_sent=False,
+                ) from exc
+            if not valid:
+                raise InvalidInput(
+                    f"destinations[{i}].address is not a valid address on the wallet's network"
+                )
 
     async def _record(
         self,
