@@ -14,7 +14,7 @@ import time
 import httpx
 import pytest
 
-from testsupport.gateway import Gateway, GatewayProcess
+from testsupport.gateway import Gateway, GatewayProcess, count_rows
 from xmrgate.devnet import Devnet
 
 pytestmark = pytest.mark.integration
@@ -40,11 +40,21 @@ def test_other_wallet_is_refused_and_nothing_is_credited(
     # Wallet B gets subaddresses up to A's index, so its subaddress N exists and is paid.
     other.call("create_address", {"account_index": 0, "count": max(index_on_a, 1)})
     wallet_b = _primary(other)
+    pooled = count_rows(gateway, "address_pool")
+    # A pool below its low-water mark: a gateway that refilled it from B would offer B's
+    # subaddresses to A's customers once A is back.
     wrong = GatewayProcess(
         tmp_path_factory.mktemp("wrong-wallet"),
         other.url,
         gateway.database,
-        ["--poll-frequency", "0.5s"],
+        [
+            "--poll-frequency",
+            "0.5s",
+            "--address-pool-size",
+            str(pooled + 100),
+            "--address-pool-low-water",
+            str(pooled + 50),
+        ],
     )
     try:
         wrong.start(wait=False)
@@ -77,6 +87,7 @@ def test_other_wallet_is_refused_and_nothing_is_credited(
         devnet.pay(b_sub, XMR, mine_blocks=1)
         time.sleep(3)
         assert wrong.get(f"/receive/{address}").json()["transactions"] == []
+        assert count_rows(wrong, "address_pool") == pooled, "the pool took wallet B's subaddresses"
         assert "wrong wallet open" in wrong.log_tail(400)
     finally:
         wrong.close()

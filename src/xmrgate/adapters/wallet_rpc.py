@@ -16,12 +16,19 @@ from typing import Any
 
 import httpx
 
-from xmrgate.domain.errors import WalletError, WalletRejected, WalletTimeout, WalletUnavailable
+from xmrgate.domain.errors import (
+    WalletError,
+    WalletRejected,
+    WalletRestricted,
+    WalletTimeout,
+    WalletUnavailable,
+)
 
 log = logging.getLogger(__name__)
 
 # JSON-RPC error codes of monero-wallet-rpc (wallet_rpc_server_error_codes.h).
 WALLET_RPC_ERROR_CODE_WRONG_ADDRESS = -2
+WALLET_RPC_ERROR_CODE_DENIED = -7
 WALLET_RPC_ERROR_CODE_WRONG_TXID = -8
 WALLET_RPC_ERROR_CODE_NOT_OPEN = -13
 WALLET_RPC_ERROR_CODE_TX_NOT_POSSIBLE = -16
@@ -150,6 +157,8 @@ class WalletClient:
             message = str(error.get("message", "wallet error"))
             if code == WALLET_RPC_ERROR_CODE_NOT_OPEN:
                 raise WalletUnavailable("wallet-rpc has no wallet open", code=code)
+            if code == WALLET_RPC_ERROR_CODE_DENIED:
+                raise WalletRestricted(f"wallet-rpc refused {method}: {message}", code=code)
             if code in CLIENT_FAULT_CODES:
                 raise WalletRejected(message, code=code)
             raise WalletError(message, code=code)
@@ -261,10 +270,13 @@ class WalletClient:
         watch-only (-29) before parsing (-26 for a wallet that can sign), so nothing is
         signed and no secret travels. ``query_key spend_key`` would tell too, but it
         copies the spend key of a full wallet into this process; ``sign`` crashes a
-        watch-only wallet-rpc (0.18.0.0).
+        watch-only wallet-rpc (0.18.0.0). A wallet-rpc started with ``--restricted-rpc``
+        refuses the call (-7): WalletRestricted is raised, since it can neither sync nor pay.
         """
         try:
             await self.call("sign_transfer", {"unsigned_txset": "not-a-transaction-set"})
+        except WalletRestricted:
+            raise
         except WalletError as exc:
             return exc.code == WALLET_RPC_ERROR_CODE_WATCH_ONLY
         return False

@@ -88,13 +88,24 @@ class AddressPoolRepository(Protocol):
         ...
 
 
+async def _always_ok() -> bool:
+    return True
+
+
 class AddressPool:
     """Keeps the pool filled from the wallet."""
 
     def __init__(
-        self, wallet: PoolWallet, store: AddressPoolRepository, *, size: int, low_water: int
+        self,
+        wallet: PoolWallet,
+        store: AddressPoolRepository,
+        *,
+        size: int,
+        low_water: int,
+        wallet_ok: Callable[[], Awaitable[bool]] = _always_ok,
     ) -> None:
         self._wallet = wallet
+        self._wallet_ok = wallet_ok
         self._store = store
         self._size = size
         self._low_water = low_water
@@ -146,6 +157,12 @@ class AddressPool:
             return 0
         added = 0
         while current + added < self._size:
+            # Before each batch: the wallet is the database's (never pool another wallet's
+            # subaddress) and not behind --restricted-rpc (it refuses ``store``). When it
+            # is not, nothing is created; ``wallet_ok`` has recorded and logged why.
+            self._step()
+            if not await self._wallet_ok():
+                break
             batch = URGENT_BATCH if self._hurry.is_set() else MAX_BATCH
             want = min(batch, self._size - current - added)
             self._step()
@@ -165,9 +182,13 @@ class AddressPool:
                 )
                 await self._skip_to(last, highest)
             self._step()
+            if not await self._wallet_ok():
+                break  # the wallet was swapped during the batch: drop what it made
+            self._step()
             await self._store.add(fresh)
             added += len(fresh)
-        log.info("address pool refilled: %d added, %d available", added, current + added)
+        if added:
+            log.info("address pool refilled: %d added, %d available", added, current + added)
         return added
 
     def _step(self) -> None:

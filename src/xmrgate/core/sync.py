@@ -141,8 +141,10 @@ class SyncEngine:
         on_events: Callable[[], None] = lambda: None,
         may_tick: Callable[[], Awaitable[bool]] | None = None,
         observer: Observer = NO_OBSERVER,
+        tick_failed: Callable[[XmrgateError], None] = lambda _exc: None,
     ) -> None:
         self._may_tick = may_tick
+        self._tick_failed = tick_failed
         self._observer = observer
         self._store = store
         self._wallet = wallet
@@ -295,6 +297,7 @@ class SyncEngine:
                 failures += 1
                 self._observer.sync_tick_failed(time.perf_counter() - started)
                 log.warning("sync tick failed: %s", exc.message)
+                self._tick_failed(exc)
             except Exception:
                 failures += 1
                 self._observer.sync_tick_failed(time.perf_counter() - started)

@@ -4,6 +4,8 @@ At start and before every sync tick: the open wallet is the one this database
 belongs to (``verify_identity``). At start and after every reopen (wallet-rpc was
 restarted, maybe on a wallet restored from keys): its subaddress table reaches every
 index we handed out (``ensure_lookahead``), and whether it is view-only (``WalletMode``).
+A wallet-rpc behind ``--restricted-rpc`` refuses what a tick needs: no tick runs, and
+its mode is asked again every tick until the flag is gone.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Protocol
 from xmrgate.core.address_pool import AddressPoolRepository, PoolWallet, ensure_lookahead
 from xmrgate.core.wallet_mode import WalletMode
 from xmrgate.core.wallet_status import AddressSource, IdentityStore, WalletIdentity, verify_identity
+from xmrgate.domain.errors import WalletRestricted, XmrgateError
 
 
 class CheckedWallet(PoolWallet, AddressSource, Protocol):
@@ -44,15 +47,36 @@ class WalletChecks:
         self._pool = pool
         self._rewind_sync = rewind_sync
         self._reopens_seen: int | None = None
+        self._recheck = False
 
     async def before_tick(self) -> bool:
-        """True when the tick may run: the right wallet, with its lookahead in place."""
+        """True when the tick may run: the right wallet, syncable, with its lookahead in place."""
         if not await verify_identity(self._wallet, self._identity_store, self._identity):
             return False
-        if self._wallet.reopens != self._reopens_seen:
-            await ensure_lookahead(self._wallet, self._pool, self._rewind_sync)
+        stale = self._wallet.reopens != self._reopens_seen
+        if stale or self._recheck:
             if self._mode is not None:
-                # A reopened wallet may be another file of the same address (view-only now).
-                await self._mode.detect()
+                # A reopened wallet may be another file of the same address (view-only now),
+                # or behind --restricted-rpc, which refuses the lookahead's store: ask first.
+                try:
+                    await self._mode.detect()
+                except WalletRestricted:
+                    return False
+            self._recheck = False
+        if stale:
+            await ensure_lookahead(self._wallet, self._pool, self._rewind_sync)
             self._reopens_seen = self._wallet.reopens
         return True
+
+    async def wallet_is_ours(self) -> bool:
+        """For the address pool, around each batch: the database's wallet is open and not
+        behind --restricted-rpc (a subaddress of another wallet is never handed out)."""
+        if not await verify_identity(self._wallet, self._identity_store, self._identity):
+            return False
+        return self._identity.restricted is None
+
+    def tick_failed(self, exc: XmrgateError) -> None:
+        """A tick refused as restricted: wallet-rpc was restarted with --restricted-rpc
+        and our wallet still open (no reopen seen), so ask for the mode at the next tick."""
+        if isinstance(exc, WalletRestricted):
+            self._recheck = True

@@ -12,13 +12,19 @@ import logging
 from typing import Protocol
 
 from xmrgate.core.wallet_status import WalletIdentity
-from xmrgate.domain.errors import WalletCannotSpend, WalletUnavailable
+from xmrgate.domain.errors import WalletCannotSpend, WalletRestricted, WalletUnavailable
 
 log = logging.getLogger(__name__)
 
 VIEW_ONLY_REFUSAL = (
     "the wallet is view-only (no spend key on this server): it cannot send payouts; "
     "send them from the wallet that holds the spend key"
+)
+RESTRICTED_REFUSAL = (
+    "wallet-rpc runs with --restricted-rpc, which refuses refresh, get_transfers and store: "
+    "payments could not be seen, so nothing is synced, created or sent; restart "
+    "monero-wallet-rpc without --restricted-rpc, bound to 127.0.0.1 (the gateway is its only "
+    "client)"
 )
 
 
@@ -38,8 +44,22 @@ class WalletMode:
         self._identity = identity if identity is not None else WalletIdentity()
 
     async def detect(self) -> bool:
-        """Ask the wallet now; remember the answer (``/health`` reports it). True: view-only."""
-        view_only = await self._wallet.is_view_only()
+        """Ask the wallet now; remember the answer (``/health`` reports it). True: view-only.
+
+        A wallet-rpc with ``--restricted-rpc`` (WalletRestricted) is recorded in the
+        identity, which stops sync, new requests and payouts with a message naming the
+        flag, and re-raised; the first answer without it clears that.
+        """
+        try:
+            view_only = await self._wallet.is_view_only()
+        except WalletRestricted:
+            if self._identity.restricted is None:
+                log.error("%s", RESTRICTED_REFUSAL)
+            self._identity.restricted = RESTRICTED_REFUSAL
+            raise
+        if self._identity.restricted is not None:
+            log.warning("wallet-rpc no longer runs with --restricted-rpc: resuming")
+            self._identity.restricted = None
         self.note(view_only)
         return view_only
 
@@ -60,6 +80,8 @@ class WalletMode:
         """
         try:
             view_only = await self.detect()
+        except WalletRestricted as exc:
+            raise WalletUnavailable(RESTRICTED_REFUSAL, request_sent=False) from exc
         except WalletUnavailable as exc:
             raise WalletUnavailable(
                 f"cannot tell whether the wallet can sign a payout: {exc.message}",

@@ -37,12 +37,28 @@ class WalletIdentity:
     expected: str | None = None
     mismatch: str | None = None
     view_only: bool | None = None
+    # Set while wallet-rpc runs with --restricted-rpc (``WalletMode``): it cannot sync.
+    restricted: str | None = None
     ready: asyncio.Event = field(default_factory=asyncio.Event)
 
+    @property
+    def problem(self) -> str | None:
+        """Why nothing that writes may run now (wrong wallet, restricted wallet-rpc), or None."""
+        return self.mismatch or self.restricted
+
+    @property
+    def mode(self) -> str | None:
+        """``full``, ``view-only``, ``restricted``, or None before the first detection."""
+        if self.restricted is not None:
+            return "restricted"
+        if self.view_only is None:
+            return None
+        return "view-only" if self.view_only else "full"
+
     def require_usable(self) -> None:
-        """Raise WalletUnavailable unless the right wallet is open."""
-        if self.mismatch is not None:
-            raise WalletUnavailable(self.mismatch, request_sent=False)
+        """Raise WalletUnavailable unless the right wallet is open and can be synced."""
+        if self.problem is not None:
+            raise WalletUnavailable(self.problem, request_sent=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,18 +108,15 @@ class WalletStatus:
             wallet_up, db_up = await asyncio.gather(
                 _probe(self._probe_wallet.probe(timeout=PROBE_TIMEOUT)), _probe(self._db_ping())
             )
-            message = self._identity.mismatch
+            message = self._identity.problem
             if message is None and not self._identity.ready.is_set():
                 message = "the gateway has not opened its wallet yet"
             ok = wallet_up and db_up and message is None
-            mode = None
-            if self._identity.view_only is not None:
-                mode = "view-only" if self._identity.view_only else "full"
             report = HealthReport(
                 status=200 if ok else 503,
                 services={"walletrpc": wallet_up, self._database_kind: db_up},
                 message=message,
-                wallet_mode=mode,
+                wallet_mode=self._identity.mode,
             )
             self._cached = (self._clock(), report)
             return report

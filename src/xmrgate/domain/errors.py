@@ -84,6 +84,11 @@ class WalletRejected(WalletError):
     """The wallet refused the request because of its content (bad address, not enough money)."""
 
 
+class WalletRestricted(WalletError):
+    """wallet-rpc runs with ``--restricted-rpc``: it refuses ``refresh``, ``get_transfers``,
+    ``store`` and every spend (-7), so payments to our subaddresses would go unseen."""
+
+
 class WalletUnavailable(XmrgateError):
     """monero-wallet-rpc cannot be reached or has no wallet open.
 

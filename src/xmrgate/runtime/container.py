@@ -122,12 +122,6 @@ class Services:
         identity_store = SqlIdentityStore(db)
         sync_store = SqlSyncStore(db)
         pool_store = SqlAddressPool(db)
-        address_pool = AddressPool(
-            wallet,
-            pool_store,
-            size=settings.address_pool_size,
-            low_water=min(settings.address_pool_low_water, settings.address_pool_size),
-        )
         labeler = Labeler(wallet)
         # View-only or full: detected at start and after reopens, asked again per payout.
         wallet_mode = WalletMode(wallet, identity)
@@ -138,6 +132,13 @@ class Services:
             pool_store,
             sync_store.rewind_to_oldest_request,
             mode=wallet_mode,
+        )
+        address_pool = AddressPool(
+            wallet,
+            pool_store,
+            size=settings.address_pool_size,
+            low_water=min(settings.address_pool_low_water, settings.address_pool_size),
+            wallet_ok=wallet_checks.wallet_is_ours,
         )
         # With --daemon-address the tick refreshes the wallet only when something changed.
         signals = ChainSignals.build(settings, wallet)
@@ -150,6 +151,7 @@ class Services:
             # Before every tick: the right wallet, with a subaddress table that reaches
             # every index we handed out (checked again after each reopen).
             may_tick=wallet_checks.before_tick,
+            tick_failed=wallet_checks.tick_failed,
             observer=observer,
         )
         signals.listen(sync.wake)

@@ -1,0 +1,158 @@
+"""Two ways the open wallet cannot be trusted with new subaddresses, with fakes:
+
+- wallet-rpc behind ``--restricted-rpc``: it hands out subaddresses but refuses
+  ``refresh``/``get_transfers``/``store``, so a request made on it would never see its
+  payment. Detected at start, after a reopen, and after a tick refused as restricted;
+  nothing is synced, created or sent, and ``/health`` says why.
+- another wallet opened behind our back: the address pool never offers its subaddresses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+import pytest
+
+from tests.unit.fakes import FakeJournal, FakePoolStore, FakePoolWallet, FakeWallet
+from xmrgate.core.address_pool import AddressPool
+from xmrgate.core.payouts import Destination, Payouts
+from xmrgate.core.wallet_checks import WalletChecks
+from xmrgate.core.wallet_mode import WalletMode
+from xmrgate.core.wallet_status import WalletIdentity, WalletStatus
+from xmrgate.domain.errors import WalletError, WalletRestricted, WalletUnavailable
+
+
+@dataclass
+class RestrictableWallet(FakePoolWallet):
+    """A pool wallet whose wallet-rpc may run with --restricted-rpc (-7 on sign_transfer)."""
+
+    restricted: bool = False
+    mode_checks: int = 0
+
+    async def is_view_only(self) -> bool:
+        self.mode_checks += 1
+        if self.restricted:
+            raise WalletRestricted("wallet-rpc refused sign_transfer", code=-7)
+        return False
+
+
+@dataclass
+class Remembers:
+    """The identity store: the database belongs to ``address``."""
+
+    address: str | None = None
+
+    async def remembered(self) -> str | None:
+        return self.address
+
+    async def remember(self, primary_address: str) -> str:
+        self.address = self.address or primary_address
+        return self.address
+
+
+async def _rewind() -> None:
+    return None
+
+
+def _checks(wallet: RestrictableWallet, identity: WalletIdentity) -> WalletChecks:
+    return WalletChecks(
+        wallet, Remembers(), identity, FakePoolStore(), _rewind, mode=WalletMode(wallet, identity)
+    )
+
+
+def _health(identity: WalletIdentity) -> tuple[int, str | None, str | None]:
+    async def ping() -> bool:
+        return True
+
+    wallet = FakeWallet()
+    report = asyncio.run(WalletStatus(wallet, wallet, ping, "sqlite", identity).health())
+    return report.status, report.message, report.wallet_mode
+
+
+def test_restricted_wallet_rpc_stops_ticks_and_says_so_until_the_flag_is_gone() -> None:
+    wallet, identity = RestrictableWallet(restricted=True), WalletIdentity()
+    identity.ready.set()
+    checks = _checks(wallet, identity)
+    assert asyncio.run(checks.before_tick()) is False
+    assert wallet.calls == [], "the lookahead ran against a wallet that cannot store"
+    with pytest.raises(WalletUnavailable, match="--restricted-rpc") as refused:
+        identity.require_usable()
+    assert refused.value.request_sent is False
+    status, message, mode = _health(identity)
+    assert (status, mode) == (503, "restricted") and "--restricted-rpc" in (message or "")
+    # Asked again on every tick (no reopen needed): the operator restarts it without the flag.
+    assert asyncio.run(checks.before_tick()) is False
+    wallet.restricted = False
+    assert asyncio.run(checks.before_tick()) is True
+    assert identity.restricted is None and identity.mode == "full"
+    assert wallet.mode_checks == 3
+    identity.require_usable()
+    assert _health(identity)[0] == 200
+
+
+def test_a_tick_refused_as_restricted_makes_the_next_tick_ask_again() -> None:
+    """wallet-rpc restarted with --restricted-rpc and --wallet-file: no reopen is seen."""
+    wallet, identity = RestrictableWallet(), WalletIdentity()
+    checks = _checks(wallet, identity)
+    assert asyncio.run(checks.before_tick()) is True
+    assert asyncio.run(checks.before_tick()) is True
+    assert wallet.mode_checks == 1, "the mode is not asked on every tick"
+    checks.tick_failed(WalletError("some other failure", code=-1))
+    assert asyncio.run(checks.before_tick()) is True and wallet.mode_checks == 1
+    wallet.restricted = True
+    checks.tick_failed(WalletRestricted("wallet-rpc refused refresh", code=-7))
+    assert asyncio.run(checks.before_tick()) is False
+    assert identity.mode == "restricted" and wallet.mode_checks == 2
+
+
+def test_payout_on_restricted_wallet_rpc_is_503_with_nothing_sent() -> None:
+    wallet = FakeWallet(mode_error=WalletRestricted("wallet-rpc refused sign_transfer", code=-7))
+    journal, identity = FakeJournal(), WalletIdentity()
+    payouts = Payouts(wallet, journal, priority=0, timeout=5, mode=WalletMode(wallet, identity))
+    dest = [Destination(address="9" + "a" * 94, amount=1000)]
+    with pytest.raises(WalletUnavailable, match="--restricted-rpc") as refused:
+        asyncio.run(payouts.send(dest, requested_by=None, idempotency_key=None))
+    assert type(refused.value) is WalletUnavailable and refused.value.request_sent is False
+    assert wallet.sent == [] and journal.rows == {} and identity.mode == "restricted"
+
+
+def test_pool_creates_nothing_while_the_wallet_is_not_ours() -> None:
+    wallet, store = FakePoolWallet(), FakePoolStore()
+    ours = [False]
+
+    async def wallet_ok() -> bool:
+        return ours[0]
+
+    pool = AddressPool(wallet, store, size=10, low_water=2, wallet_ok=wallet_ok)
+    assert asyncio.run(pool.refill()) == 0
+    assert wallet.calls == [] and store.pool == {}
+    ours[0] = True
+    assert asyncio.run(pool.refill()) == 10 and len(store.pool) == 10
+
+
+def test_pool_drops_a_batch_when_the_wallet_was_swapped_during_it() -> None:
+    wallet, store = FakePoolWallet(), FakePoolStore()
+    answers = iter([True, False])  # ours before the batch, another wallet after it
+
+    async def wallet_ok() -> bool:
+        return next(answers)
+
+    pool = AddressPool(wallet, store, size=10, low_water=2, wallet_ok=wallet_ok)
+    assert asyncio.run(pool.refill()) == 0
+    assert wallet.calls == [10] and store.pool == {}, "another wallet's subaddresses pooled"
+
+
+def test_pool_refuses_another_wallets_subaddresses_through_the_real_identity_check() -> None:
+    """Wired as in the container: ``WalletChecks.wallet_is_ours`` compares the primary
+    address with the one the database belongs to."""
+    wallet, identity = RestrictableWallet(primary="4Other"), WalletIdentity()
+    checks = WalletChecks(
+        wallet, Remembers("4Ours"), identity, FakePoolStore(), _rewind, WalletMode(wallet, identity)
+    )
+    store = FakePoolStore()
+    pool = AddressPool(wallet, store, size=5, low_water=1, wallet_ok=checks.wallet_is_ours)
+    assert asyncio.run(pool.refill()) == 0 and store.pool == {} and wallet.calls == []
+    assert identity.mismatch is not None and "4Other" in identity.mismatch
+    wallet.primary = "4Ours"
+    assert asyncio.run(pool.refill()) == 5 and identity.mismatch is None
