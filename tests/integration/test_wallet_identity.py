@@ -65,10 +65,12 @@ def test_other_wallet_is_refused_and_nothing_is_credited(
             except httpx.TransportError:
                 return {}  # not listening yet
 
+        # Until its wallet is checked the gateway says "has not opened its wallet yet" (also
+        # 503): wait for the verdict, which names wallet B, not for any 503.
         health = wrong.wait_for(
             "health to name the wrong wallet",
             health_now,
-            lambda body: body.get("status") == 503 and "message" in body,
+            lambda body: body.get("status") == 503 and wallet_b in str(body.get("message")),
             timeout=60,
         )
         message = str(health["message"])

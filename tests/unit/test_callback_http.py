@@ -338,7 +338,7 @@ def test_huge_answer_is_cut_after_64_kb(chunked: bool) -> None:
 def make_tls(tmp_path: Path, name: str) -> tuple[ssl.SSLContext, ssl.SSLContext]:
     """A self-signed certificate for ``name``: (server context, client context trusting it)."""
     if shutil.which("openssl") is None:
-        pytest.skip("openssl is needed to make a test certificate")
+        pytest.fail("openssl is missing: apt-get install openssl (scripts/install-system-deps)")
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(
         [
