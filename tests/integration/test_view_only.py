@@ -1,8 +1,11 @@
 """A gateway on a view-only wallet: payments work, payouts are refused, /health says so.
 
-Real processes: a merchant's full wallet is funded and stopped (it is the cold wallet);
-for each database a fresh wallet-rpc gets its view-only copy through the real command
-line (``xmrgate wallet init --view-only``), and the gateway runs on it. Before this,
+Real processes: for each database a merchant's full wallet is funded and stopped (it is
+the cold wallet); a fresh wallet-rpc gets its view-only copy through the real command
+line (``xmrgate wallet init --view-only``), and the gateway runs on it. One cold wallet
+per database, not one for both: two gateways on the same keys hand out the same
+subaddresses (index 1 of each is one address), so one database's request would also be
+credited with the other's payment. Before this,
 ``POST /transfer`` on such a wallet answered 200 with the hashes of transactions that
 were never signed nor sent: the balance is there, so only the mode can refuse it.
 """
@@ -13,7 +16,7 @@ import shutil
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,8 +55,7 @@ def wallet_init(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.fixture(scope="module")
-def cold(devnet: Devnet) -> ColdWallet:
+def _make_cold(devnet: Devnet) -> ColdWallet:
     """A funded full wallet, stopped once funded (its files stay)."""
     rpc = devnet.start_wallet_rpc(f"cold-{uuid.uuid4().hex[:6]}")
     try:
@@ -67,15 +69,35 @@ def cold(devnet: Devnet) -> ColdWallet:
     return ColdWallet(address, view_key, height, rpc.wallet_dir)
 
 
+@pytest.fixture(scope="module")
+def colds(devnet: Devnet) -> Callable[[str], ColdWallet]:
+    """The cold wallet of each database (``"sqlite"``, ``"postgresql"``), made when first asked."""
+    made: dict[str, ColdWallet] = {}
+
+    def cold_of(backend: str) -> ColdWallet:
+        if backend not in made:
+            made[backend] = _make_cold(devnet)
+        return made[backend]
+
+    return cold_of
+
+
+@pytest.fixture(scope="module")
+def cold(colds: Callable[[str], ColdWallet]) -> ColdWallet:
+    """One cold wallet, for the tests that need its keys but no gateway."""
+    return colds("sqlite")
+
+
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def view_gateway(
     request: pytest.FixtureRequest,
     devnet: Devnet,
-    cold: ColdWallet,
+    colds: Callable[[str], ColdWallet],
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Gateway]:
-    """The gateway on a view-only copy of the cold wallet, made by ``xmrgate wallet init``."""
+    """The gateway on a view-only copy of its database's cold wallet (``xmrgate wallet init``)."""
     backend = request.param
+    cold = colds(backend)
     workdir = tmp_path_factory.mktemp(f"view-only-{backend}")
     rpc = devnet.start_wallet_rpc(f"view-{backend}-{uuid.uuid4().hex[:6]}")
     made = wallet_init(
@@ -114,11 +136,12 @@ def test_payments_callbacks_and_checkout_work(
     created = view_gateway.receive(XMR // 2, description="view-only", callback_url=receiver.url)
     address = created["address"]
     assert view_gateway.get(f"/pay/{address}").status_code == 200
-    devnet.pay(address, XMR // 2, mine_blocks=1)
+    assert view_gateway.status(address)["transactions"] == [], "a fresh subaddress"
+    tx_hash = devnet.pay(address, XMR // 2, mine_blocks=1)
     view_gateway.wait_status(address, lambda s: s["amount"]["covered"]["total"] == XMR // 2)
     devnet.mine(10)
     done = view_gateway.wait_status(address, lambda s: s["complete"])
-    assert [t["amount"] for t in done["transactions"]] == [XMR // 2]
+    assert [(t["tx_hash"], t["amount"]) for t in done["transactions"]] == [(tx_hash, XMR // 2)]
     receiver.wait_for(lambda got: any(r.json["complete"] for r in got), what="a complete callback")
 
 
@@ -137,9 +160,12 @@ def test_payouts_are_refused_with_409_and_nothing_is_journaled(
     assert view_gateway.get("/payouts").json()["payouts"] == []
 
 
-def test_mode_is_detected_again_after_a_reopen(view_gateway: Gateway, cold: ColdWallet) -> None:
+def test_mode_is_detected_again_after_a_reopen(
+    view_gateway: Gateway, colds: Callable[[str], ColdWallet]
+) -> None:
     """The operator swaps the view-only file for the full wallet of the same address and
     restarts wallet-rpc: the gateway opens it again and /health says "full"; and back."""
+    cold = colds(view_gateway.backend)
     rpc: WalletRpc = view_gateway.wallet
     rpc.stop()
     _copy_wallet(rpc.wallet_dir / "wallet", rpc.wallet_dir / "view-only")
