@@ -189,6 +189,13 @@ class GatewayProcess:
         """DELETE ``path`` on the API."""
         return self.client.delete(self.url + path, **kw)
 
+    def health(self) -> dict[str, Any]:
+        """GET /health's body, or {} while the gateway is not listening (starting up)."""
+        try:
+            return dict(self.get("/health").json())
+        except httpx.TransportError:
+            return {}
+
     def receive(self, amount: int, **fields: Any) -> dict[str, Any]:
         """POST /receive and return the body (asserting 200)."""
         r = self.post("/receive", json={"amount": amount, **fields})

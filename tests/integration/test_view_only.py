@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.integration.receiver import Receiver
@@ -178,7 +177,7 @@ def test_mode_is_detected_again_after_a_reopen(
         rpc.restart()  # no wallet open: the gateway's next call opens 'wallet' again
         view_gateway.wait_for(
             f'/health to say "wallet": "{mode}" after the reopen',
-            lambda: _health(view_gateway),
+            view_gateway.health,
             lambda h, mode=mode: h.get("status") == 200 and h.get("wallet") == mode,
             timeout=90,
         )
@@ -188,13 +187,6 @@ def test_mode_is_detected_again_after_a_reopen(
 def _copy_wallet(source: Path, target: Path) -> None:
     for suffix in ("", ".keys"):
         shutil.copy(f"{source}{suffix}", f"{target}{suffix}")
-
-
-def _health(gateway: Gateway) -> dict[str, object]:
-    try:
-        return dict(gateway.get("/health").json())
-    except httpx.TransportError:
-        return {}
 
 
 def test_wallet_init_says_what_is_wrong(devnet: Devnet, cold: ColdWallet) -> None:

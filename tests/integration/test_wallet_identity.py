@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 
-import httpx
 import pytest
 
 from testsupport.gateway import Gateway, GatewayProcess, count_rows
@@ -59,17 +58,11 @@ def test_other_wallet_is_refused_and_nothing_is_credited(
     try:
         wrong.start(wait=False)
 
-        def health_now() -> dict[str, object]:
-            try:
-                return dict(wrong.get("/health").json())
-            except httpx.TransportError:
-                return {}  # not listening yet
-
         # Until its wallet is checked the gateway says "has not opened its wallet yet" (also
         # 503): wait for the verdict, which names wallet B, not for any 503.
         health = wrong.wait_for(
             "health to name the wrong wallet",
-            health_now,
+            wrong.health,
             lambda body: body.get("status") == 503 and wallet_b in str(body.get("message")),
             timeout=60,
         )

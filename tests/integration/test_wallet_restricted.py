@@ -10,9 +10,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
 
 from testsupport.gateway import SYNC_WAIT, GatewayProcess, count_rows
@@ -40,15 +38,9 @@ def test_restricted_wallet_rpc_is_refused_until_it_runs_without_the_flag(
     try:
         gw.start(wait=False)
 
-        def health_now() -> dict[str, Any]:
-            try:
-                return dict(gw.get("/health").json())
-            except httpx.TransportError:
-                return {}  # not listening yet
-
         health = gw.wait_for(
             "health to name --restricted-rpc",
-            health_now,
+            gw.health,
             lambda body: "--restricted-rpc" in str(body.get("message", "")),
             timeout=60,
         )

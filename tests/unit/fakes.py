@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from xmrgate.domain.errors import DatabaseUnavailable, SubaddressTaken
+from xmrgate.domain.errors import DatabaseUnavailable, SubaddressTaken, WalletRestricted
 from xmrgate.domain.records import OutboxEvent, PaymentRequest, PaymentStatus, StoredAnswer
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
@@ -255,6 +255,39 @@ class FakePoolWallet:
 
     async def primary_address(self) -> str:
         return self.primary
+
+
+@dataclass
+class FakeModeWallet(FakePoolWallet):
+    """A pool wallet that also answers whether it is view-only; with ``restricted`` its
+    wallet-rpc runs with --restricted-rpc (-7 on the question, as the real one answers)."""
+
+    view_only: bool = False
+    restricted: bool = False
+    mode_checks: int = 0
+
+    async def is_view_only(self) -> bool:
+        self.mode_checks += 1
+        if self.restricted:
+            raise WalletRestricted("wallet-rpc refused sign_transfer", code=-7)
+        return self.view_only
+
+
+@dataclass
+class FakeIdentityStore:
+    """The wallet_identity row: the database belongs to ``address`` (None before the first
+    start); ``reads`` counts the database reads."""
+
+    address: str | None = None
+    reads: int = 0
+
+    async def remembered(self) -> str | None:
+        self.reads += 1
+        return self.address
+
+    async def remember(self, primary_address: str) -> str:
+        self.address = self.address or primary_address
+        return self.address
 
 
 @dataclass

@@ -6,16 +6,16 @@ start and after a reopen, and /health naming it.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 from tests.unit.fakes import (
     FakeIdempotencyStore,
+    FakeIdentityStore,
     FakeJournal,
+    FakeModeWallet,
     FakePoolStore,
-    FakePoolWallet,
     FakeWallet,
 )
 from xmrgate.core.idempotency import Idempotency
@@ -125,40 +125,19 @@ def test_refusal_releases_the_idempotency_key() -> None:
     assert asyncio.run(pay())["tx_hash_list"] and len(wallet.sent) == 1
 
 
-@dataclass
-class ModeWallet(FakePoolWallet):
-    """A pool wallet that also answers whether it is view-only."""
-
-    view_only: bool = False
-    mode_checks: int = 0
-
-    async def is_view_only(self) -> bool:
-        self.mode_checks += 1
-        return self.view_only
-
-
-@dataclass
-class OneIdentity:
-    """The identity store: the database belongs to ``4Primary``."""
-
-    address: str | None = None
-
-    async def remembered(self) -> str | None:
-        return self.address
-
-    async def remember(self, primary_address: str) -> str:
-        self.address = self.address or primary_address
-        return self.address
-
-
 def test_mode_is_detected_at_start_and_after_a_reopen() -> None:
-    wallet, identity = ModeWallet(), WalletIdentity()
+    wallet, identity = FakeModeWallet(), WalletIdentity()
 
     async def rewind() -> None:
         return None
 
     checks = WalletChecks(
-        wallet, OneIdentity(), identity, FakePoolStore(), rewind, mode=WalletMode(wallet, identity)
+        wallet,
+        FakeIdentityStore(),
+        identity,
+        FakePoolStore(),
+        rewind,
+        mode=WalletMode(wallet, identity),
     )
     assert asyncio.run(checks.before_tick()) and identity.view_only is False
     # The operator swaps in a view-only file of the same address; wallet-rpc restarts.

@@ -10,11 +10,17 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 
 import pytest
 
-from tests.unit.fakes import FakeJournal, FakePoolStore, FakePoolWallet, FakeWallet
+from tests.unit.fakes import (
+    FakeIdentityStore,
+    FakeJournal,
+    FakeModeWallet,
+    FakePoolStore,
+    FakePoolWallet,
+    FakeWallet,
+)
 from xmrgate.core.address_pool import AddressPool
 from xmrgate.core.payouts import Destination, Payouts
 from xmrgate.core.wallet_checks import WalletChecks
@@ -23,41 +29,18 @@ from xmrgate.core.wallet_status import WalletIdentity, WalletStatus
 from xmrgate.domain.errors import WalletError, WalletRestricted, WalletUnavailable
 
 
-@dataclass
-class RestrictableWallet(FakePoolWallet):
-    """A pool wallet whose wallet-rpc may run with --restricted-rpc (-7 on sign_transfer)."""
-
-    restricted: bool = False
-    mode_checks: int = 0
-
-    async def is_view_only(self) -> bool:
-        self.mode_checks += 1
-        if self.restricted:
-            raise WalletRestricted("wallet-rpc refused sign_transfer", code=-7)
-        return False
-
-
-@dataclass
-class Remembers:
-    """The identity store: the database belongs to ``address``."""
-
-    address: str | None = None
-
-    async def remembered(self) -> str | None:
-        return self.address
-
-    async def remember(self, primary_address: str) -> str:
-        self.address = self.address or primary_address
-        return self.address
-
-
 async def _rewind() -> None:
     return None
 
 
-def _checks(wallet: RestrictableWallet, identity: WalletIdentity) -> WalletChecks:
+def _checks(wallet: FakeModeWallet, identity: WalletIdentity) -> WalletChecks:
     return WalletChecks(
-        wallet, Remembers(), identity, FakePoolStore(), _rewind, mode=WalletMode(wallet, identity)
+        wallet,
+        FakeIdentityStore(),
+        identity,
+        FakePoolStore(),
+        _rewind,
+        mode=WalletMode(wallet, identity),
     )
 
 
@@ -71,7 +54,7 @@ def _health(identity: WalletIdentity) -> tuple[int, str | None, str | None]:
 
 
 def test_restricted_wallet_rpc_stops_ticks_and_says_so_until_the_flag_is_gone() -> None:
-    wallet, identity = RestrictableWallet(restricted=True), WalletIdentity()
+    wallet, identity = FakeModeWallet(restricted=True), WalletIdentity()
     identity.ready.set()
     checks = _checks(wallet, identity)
     assert asyncio.run(checks.before_tick()) is False
@@ -93,7 +76,7 @@ def test_restricted_wallet_rpc_stops_ticks_and_says_so_until_the_flag_is_gone() 
 
 def test_a_tick_refused_as_restricted_makes_the_next_tick_ask_again() -> None:
     """wallet-rpc restarted with --restricted-rpc and --wallet-file: no reopen is seen."""
-    wallet, identity = RestrictableWallet(), WalletIdentity()
+    wallet, identity = FakeModeWallet(), WalletIdentity()
     checks = _checks(wallet, identity)
     assert asyncio.run(checks.before_tick()) is True
     assert asyncio.run(checks.before_tick()) is True
@@ -146,9 +129,14 @@ def test_pool_drops_a_batch_when_the_wallet_was_swapped_during_it() -> None:
 def test_pool_refuses_another_wallets_subaddresses_through_the_real_identity_check() -> None:
     """Wired as in the container: ``WalletChecks.wallet_is_ours`` compares the primary
     address with the one the database belongs to."""
-    wallet, identity = RestrictableWallet(primary="4Other"), WalletIdentity()
+    wallet, identity = FakeModeWallet(primary="4Other"), WalletIdentity()
     checks = WalletChecks(
-        wallet, Remembers("4Ours"), identity, FakePoolStore(), _rewind, WalletMode(wallet, identity)
+        wallet,
+        FakeIdentityStore("4Ours"),
+        identity,
+        FakePoolStore(),
+        _rewind,
+        WalletMode(wallet, identity),
     )
     store = FakePoolStore()
     pool = AddressPool(wallet, store, size=5, low_water=1, wallet_ok=checks.wallet_is_ours)
@@ -156,3 +144,21 @@ def test_pool_refuses_another_wallets_subaddresses_through_the_real_identity_che
     assert identity.mismatch is not None and "4Other" in identity.mismatch
     wallet.primary = "4Ours"
     assert asyncio.run(pool.refill()) == 5 and identity.mismatch is None
+
+
+def test_the_recorded_wallet_is_read_once_and_a_swap_is_still_caught_every_tick() -> None:
+    """The database's wallet is asked for once (the row is never rewritten), not on every
+    tick and pool batch; the open wallet is asked every time, so a swap is still seen."""
+    wallet, identity, store = FakeModeWallet(primary="4Ours"), WalletIdentity(), FakeIdentityStore()
+    checks = WalletChecks(
+        wallet, store, identity, FakePoolStore(), _rewind, mode=WalletMode(wallet, identity)
+    )
+    for _ in range(3):
+        assert asyncio.run(checks.before_tick()) is True
+        assert asyncio.run(checks.wallet_is_ours()) is True
+    assert (store.address, store.reads) == ("4Ours", 1)
+    wallet.primary = "4Other"
+    assert asyncio.run(checks.before_tick()) is False
+    assert asyncio.run(checks.wallet_is_ours()) is False
+    assert identity.mismatch is not None and "4Other" in identity.mismatch
+    assert store.reads == 1

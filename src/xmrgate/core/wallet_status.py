@@ -156,10 +156,14 @@ async def verify_identity(
 
     On the first start the open wallet's address is recorded. Afterwards a different
     wallet sets ``identity.mismatch``: no sync, no subaddress, no payout until the
-    right wallet is open again (reads keep working).
+    right wallet is open again (reads keep working). The recorded address is read from
+    the database once: the row is never rewritten, and this runs before every sync
+    tick and around every address-pool batch.
     """
     actual = await wallet.primary_address()
-    expected = await store.remembered()
+    expected = identity.expected
+    if expected is None:
+        expected = await store.remembered()
     if expected is None:
         expected = await store.remember(actual)
     identity.primary_address = actual
