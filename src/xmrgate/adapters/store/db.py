@@ -21,6 +21,8 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, event, text
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, SQLAlchemyError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
@@ -197,10 +199,44 @@ class Database:
     async def migrate(self) -> None:
         """Bring the schema to the newest revision; safe to run from several processes."""
         with _translated():
+            if self.is_sqlite:
+                await self._migrate_sqlite()
+                return
             async with self.engine.begin() as conn:
-                if not self.is_sqlite:
-                    await conn.execute(text(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK_KEY})"))
+                await conn.execute(text(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK_KEY})"))
                 await conn.run_sync(_upgrade_to_head)
+
+    async def _migrate_sqlite(self) -> None:
+        """SQLite's documented way to alter tables (https://sqlite.org/lang_altertable.html).
+
+        A revision that rebuilds a table (copy, drop, rename) needs foreign keys off:
+        with them on, DROP TABLE deletes the rows first and that cascades to the
+        children (``events`` -> ``callback_tries``). The pragma is ignored inside a
+        transaction, so it is turned off before one BEGIN IMMEDIATE (which also takes
+        the file's write lock and makes the DDL part of the transaction). A reference
+        the revisions left dangling (``PRAGMA foreign_key_check``) rolls it all back,
+        and the connection goes back to the pool with foreign keys on (or is
+        discarded). Nothing of this when the schema is current.
+        """
+        async with self.engine.connect() as conn:
+            if await conn.run_sync(_at_head):
+                return
+            await conn.exec_driver_sql("PRAGMA foreign_keys=OFF")
+            try:
+                await conn.exec_driver_sql("BEGIN IMMEDIATE")
+                try:
+                    before = await conn.run_sync(_broken_references)
+                    await conn.run_sync(_upgrade_to_head)
+                    broken = await conn.run_sync(_broken_references) - before
+                    if broken:
+                        log.error("the migration broke foreign keys: %s", sorted(broken))
+                        raise DatabaseFault("the migration broke foreign keys; rolled back")
+                except BaseException:
+                    await conn.rollback()
+                    raise
+                await conn.commit()
+            finally:
+                await _foreign_keys_on(conn)
 
     @contextlib.asynccontextmanager
     async def sync_leadership(self) -> AsyncIterator[bool]:
@@ -254,3 +290,32 @@ def alembic_config(connection: Connection) -> Config:
 
 def _upgrade_to_head(connection: Connection) -> None:
     command.upgrade(alembic_config(connection), "head")
+
+
+def _at_head(connection: Connection) -> bool:
+    """True when the database is at the newest revision (nothing to migrate)."""
+    heads = ScriptDirectory.from_config(alembic_config(connection)).get_heads()
+    return set(MigrationContext.configure(connection).get_current_heads()) == set(heads)
+
+
+def _broken_references(connection: Connection) -> set[tuple[Any, ...]]:
+    """SQLite: the rows whose foreign key points nowhere (table, rowid, parent, key)."""
+    return {tuple(row) for row in connection.exec_driver_sql("PRAGMA foreign_key_check")}
+
+
+async def _foreign_keys_on(conn: AsyncConnection) -> None:
+    """Turn SQLite's foreign keys back on, outside any transaction; verify it.
+
+    A connection where that did not work is discarded rather than pooled.
+    """
+    try:
+        await conn.rollback()  # a failed COMMIT may leave the transaction open
+        await conn.exec_driver_sql("PRAGMA foreign_keys=ON")
+        enabled = (await conn.exec_driver_sql("PRAGMA foreign_keys")).scalar()
+        await conn.rollback()
+    except BaseException:
+        await conn.invalidate()
+        raise
+    if enabled != 1:
+        await conn.invalidate()
+        raise DatabaseFault("could not turn SQLite's foreign keys back on")

@@ -112,6 +112,11 @@ events = Table(
     Column("claimed_by", String(64), nullable=True),
     Column("claimed_until", DateTime(timezone=True), nullable=True),
     Index("ix_events_status_next", "status", "next_attempt_at"),
+    # GET /events?after=<seq> needs a seq that is never handed out twice. Without
+    # AUTOINCREMENT SQLite gives max(seq) + 1, reusing the number of a deleted newest
+    # event (DELETE /receive, retention) that a client may have seen (migration 0007).
+    # PostgreSQL's sequence never goes back anyway.
+    sqlite_autoincrement=True,
 )
 
 # Every try of every callback (migration 0005): when, the HTTP answer, the error. The
