@@ -13,6 +13,7 @@ from xmrgate.domain.errors import (
     Conflict,
     InvalidInput,
     NotFound,
+    RequestHasFunds,
     SubaddressTaken,
     WalletUnavailable,
 )
@@ -84,13 +85,47 @@ def test_delete_is_refused_once_funds_arrived() -> None:
     paid = asyncio.run(use_case.create(NewPaymentRequest(amount=1)))
     unpaid = asyncio.run(use_case.create(NewPaymentRequest(amount=1)))
     store.transfers[paid.address] = ["a transfer"]
-    with pytest.raises(Conflict, match="received funds"):
+    with pytest.raises(Conflict, match="received funds") as refused:
         asyncio.run(use_case.delete(paid.address))
+    assert refused.value.message == (
+        "this payment request has received funds and cannot be deleted; its history is kept"
+    )
     assert paid.address in store.requests
     asyncio.run(use_case.delete(unpaid.address))
     assert unpaid.address not in store.requests
     with pytest.raises(NotFound):
         asyncio.run(use_case.delete(unpaid.address))
+
+
+def test_delete_leaves_the_decision_to_one_store_call() -> None:
+    """No read first: a transfer recorded between a check and the delete would be lost."""
+    calls: list[str] = []
+
+    class DeleteOnlyStore(FakePaymentStore):
+        async def status(self, address: str) -> None:  # type: ignore[override]
+            raise AssertionError("delete read the request before deleting it")
+
+        async def get(self, address: str) -> None:  # type: ignore[override]
+            raise AssertionError("delete read the request before deleting it")
+
+        async def delete(self, address: str) -> bool:
+            calls.append(address)
+            return await super().delete(address)
+
+    store = DeleteOnlyStore()
+    use_case = _use_case(FakeWallet(), store)
+    paid = asyncio.run(use_case.create(NewPaymentRequest(amount=1)))
+    unpaid = asyncio.run(use_case.create(NewPaymentRequest(amount=1)))
+    store.transfers[paid.address] = ["a transfer"]
+    with pytest.raises(RequestHasFunds):
+        asyncio.run(use_case.delete(paid.address))
+    asyncio.run(use_case.delete(unpaid.address))
+    with pytest.raises(NotFound, match="no payment request for this address"):
+        asyncio.run(use_case.delete(unpaid.address))
+    with pytest.raises(NotFound):
+        asyncio.run(use_case.delete("0OIl"))  # not an address: the store is not asked
+    assert calls == [paid.address, unpaid.address, unpaid.address]
+    assert set(store.requests) == {paid.address}
 
 
 def test_lookups_of_impossible_addresses_skip_the_store() -> None:

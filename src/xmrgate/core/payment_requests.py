@@ -8,6 +8,11 @@ wallet; if wallet-rpc was killed before it saved, it forgets the subaddresses it
 handed out since and offers an index we already use. The unique index refuses the
 duplicate and ``create`` moves the wallet's counter past every index in use, then
 asks once more.
+
+Deleting is one decision in the store (``PaymentRepository.delete``): a request is
+deleted only if no transfer to it is recorded at that moment. A check here followed by
+a delete there would let a sync tick record a payment in between, and the delete would
+then take the fresh transfer and its events with it (ON DELETE CASCADE).
 """
 
 from __future__ import annotations
@@ -25,7 +30,6 @@ from xmrgate.core.ports import OutboxRepository, PaymentRepository, UrlGuard, Wa
 from xmrgate.domain.addresses import looks_like_address
 from xmrgate.domain.errors import (
     AddressPoolEmpty,
-    Conflict,
     InvalidInput,
     NotFound,
     SubaddressTaken,
@@ -96,6 +100,7 @@ class PaymentRequests:
         *,
         wake_callbacks: Callable[[], None] = lambda: None,
         require_wallet: Callable[[], None] = lambda: None,
+        refuse_wallet_problem: Callable[[], None] = lambda: None,
         pool: AddressPoolRepository | None = None,
         pool_used: Callable[[], None] = lambda: None,
         pool_refilled: Callable[[], Awaitable[bool]] = _no_refill,
@@ -111,10 +116,19 @@ class PaymentRequests:
         self._url_guard = url_guard
         self._wake_callbacks = wake_callbacks
         self._require_wallet = require_wallet
+        self._refuse_wallet_problem = refuse_wallet_problem
 
     async def create(self, new: NewPaymentRequest) -> PaymentRequest:
-        """Check the URLs, take a subaddress from the wallet and record the request."""
-        self._require_wallet()
+        """Check the URLs, take a subaddress (pool or wallet) and record the request.
+
+        The pool is guarded only against a wallet known to be wrong: its subaddresses were
+        checked when pooled, so the pool answers while wallet-rpc is down, also at start
+        before this process could check the wallet. The wallet path needs a checked wallet.
+        """
+        if self._pool is not None:
+            self._refuse_wallet_problem()
+        else:
+            self._require_wallet()
         invoice_columns(new)  # bad expiry or tolerance: refused before a subaddress is spent
         if new.callback_url is not None:
             await self._url_guard.check(new.callback_url, "callback_url")
@@ -184,13 +198,12 @@ class PaymentRequests:
         return found
 
     async def delete(self, address: str) -> None:
-        """Forget a request that has received nothing; Conflict once money arrived."""
-        found = await self.status(address)
-        if found.transfers:
-            raise Conflict(
-                "this payment request has received funds and cannot be deleted; its history is kept"
-            )
-        if not await self._store.delete(address):
+        """Forget a request that has received nothing; RequestHasFunds once money arrived.
+
+        No check of our own first: the store decides and deletes in one step, so a
+        transfer recorded at any moment before that step keeps the request.
+        """
+        if not looks_like_address(address) or not await self._store.delete(address):
             raise NotFound("no payment request for this address")
 
     async def callbacks(self, address: str) -> list[OutboxEvent]:

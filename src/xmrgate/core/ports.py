@@ -81,7 +81,11 @@ class PaymentRepository(Protocol):
         ...
 
     async def delete(self, address: str) -> bool:
-        """Delete a request with its transfers and undelivered events."""
+        """Delete an unpaid request and its events; False when none has this address.
+
+        Raises ``RequestHasFunds`` (``domain/errors.py``), deleting nothing, when a
+        transfer to it is recorded: decided and done atomically, never check-then-delete.
+        """
         ...
 
     async def status(self, address: str) -> PaymentStatus | None:

@@ -56,6 +56,18 @@ class SubaddressTaken(Conflict):
     """The wallet handed out a subaddress index we already use (it lost state in a crash)."""
 
 
+class RequestHasFunds(Conflict):
+    """DELETE of a request that has received funds: refused (409), its history is kept.
+
+    Raised by the store, which alone can tell atomically whether a transfer is recorded.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(
+            "this payment request has received funds and cannot be deleted; its history is kept"
+        )
+
+
 class WalletCannotSpend(Conflict):
     """The open wallet holds no spend key (view-only), so it cannot sign a payout.
 

@@ -10,12 +10,12 @@ from collections.abc import Collection, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, delete, func, insert, select, update
+from sqlalchemy import bindparam, delete, exists, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from xmrgate.adapters.store.db import Database, as_utc, utcnow
 from xmrgate.adapters.store.tables import payment_requests, sync_state, transfers
-from xmrgate.domain.errors import AlreadyExists, SubaddressTaken
+from xmrgate.domain.errors import AlreadyExists, RequestHasFunds, SubaddressTaken
 from xmrgate.domain.invoice import OPEN
 from xmrgate.domain.ledger import Transfer, TransferState
 from xmrgate.domain.records import PaymentRequest, PaymentStatus
@@ -143,12 +143,42 @@ class PaymentStore:
             return await request_by_address(conn, address)
 
     async def delete(self, address: str) -> bool:
-        """Forget a payment request with its transfers and undelivered callbacks."""
+        """Forget an unpaid request (its events go with it); False when there is none.
+
+        Raises ``RequestHasFunds`` and deletes nothing when a transfer to it is recorded.
+        The test and the delete are one statement (``DELETE ... WHERE NOT EXISTS``): a
+        check before it would let a sync tick record a payment in between, which the
+        delete would then cascade away with its events.
+
+        PostgreSQL needs a row lock first: a tick's uncommitted transfer is invisible
+        to the DELETE's snapshot and holds only a KEY SHARE lock on the request (its
+        foreign key), so a bare DELETE waits for it, then cascades to the transfer just
+        committed. ``FOR UPDATE`` waits for the tick instead, and the DELETE after it (a
+        new READ COMMITTED snapshot) sees the transfer; a tick that comes second waits
+        for us and finds the request gone. SQLite has one writer: the DELETE holds the
+        write lock from its start and sees every committed transfer (no read before it,
+        which would pin an older snapshot).
+        """
         async with self._db.write() as conn:
+            if not self._db.is_sqlite:
+                locked = await conn.execute(
+                    select(payment_requests.c.id)
+                    .where(payment_requests.c.address == address)
+                    .with_for_update()
+                )
+                if locked.first() is None:
+                    return False
+            unpaid = ~exists().where(transfers.c.request_id == payment_requests.c.id)
             result = await conn.execute(
-                delete(payment_requests).where(payment_requests.c.address == address)
+                delete(payment_requests).where(payment_requests.c.address == address, unpaid)
             )
-            return bool(result.rowcount)
+            if result.rowcount:
+                return True
+            # Nothing deleted: no such request, or it has a transfer. Our lock (the row
+            # on PostgreSQL, the write lock on SQLite) keeps that answer still meanwhile.
+            if await request_by_address(conn, address) is None:
+                return False
+        raise RequestHasFunds()
 
     async def status(self, address: str) -> PaymentStatus | None:
         """The request, all its transfers and the synced chain height: ONE query.
