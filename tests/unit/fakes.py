@@ -7,11 +7,20 @@ The integration tests prove the same behaviour on the real wallet and databases.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from xmrgate.domain.errors import DatabaseUnavailable, SubaddressTaken, WalletRestricted
+from xmrgate.core.wallet_checks import WalletChecks
+from xmrgate.core.wallet_mode import WalletMode
+from xmrgate.core.wallet_status import WalletIdentity
+from xmrgate.domain.errors import (
+    DatabaseUnavailable,
+    RequestHasFunds,
+    SubaddressTaken,
+    WalletRestricted,
+)
 from xmrgate.domain.records import OutboxEvent, PaymentRequest, PaymentStatus, StoredAnswer
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
@@ -133,6 +142,9 @@ class FakePaymentStore:
         return self.requests.get(address)
 
     async def delete(self, address: str) -> bool:
+        # As the real store: a request with a transfer is refused and kept, in one step.
+        if self.transfers.get(address):
+            raise RequestHasFunds()
         return self.requests.pop(address, None) is not None
 
     async def status(self, address: str) -> PaymentStatus | None:
@@ -195,9 +207,17 @@ class FakeJournal:
 
 @dataclass
 class FakeIdempotencyStore:
-    """Idempotency keys in a dict, claimed and completed like the real table."""
+    """Idempotency keys in a dict, claimed and completed like the real table.
+
+    ``fail_complete`` / ``fail_release``: storing the answer / releasing the key raises
+    like a lost database (the key then stays ``running``, as the real row would);
+    ``release_calls`` lists every release asked for, failed ones included.
+    """
 
     keys: dict[tuple[str, str], StoredAnswer] = field(default_factory=dict)
+    fail_complete: bool = False
+    fail_release: bool = False
+    release_calls: list[tuple[str, str]] = field(default_factory=list)
 
     async def claim(self, endpoint: str, key: str, request_hash: str) -> StoredAnswer | None:
         found = self.keys.get((endpoint, key))
@@ -206,10 +226,15 @@ class FakeIdempotencyStore:
         return found
 
     async def complete(self, endpoint: str, key: str, status: int, body: str) -> None:
+        if self.fail_complete:
+            raise DatabaseUnavailable("the idempotency table is not answering")
         old = self.keys[(endpoint, key)]
         self.keys[(endpoint, key)] = StoredAnswer(old.request_hash, "done", status, body, NOW)
 
     async def release(self, endpoint: str, key: str) -> None:
+        self.release_calls.append((endpoint, key))
+        if self.fail_release:
+            raise DatabaseUnavailable("the idempotency table is not answering")
         del self.keys[(endpoint, key)]
 
 
@@ -324,3 +349,24 @@ class FakePoolStore:
         )
         self.requests[address] = request
         return request
+
+
+async def _no_rewind() -> None:
+    return None
+
+
+def checked_identity(primary: str = "4Primary") -> WalletIdentity:
+    """An identity checked the way the supervisor's start checks it (``WalletChecks.
+    before_tick`` on the database's own wallet, whose mode is then known): use cases that
+    create or send refuse until this happened once. Call it outside an event loop."""
+    wallet, identity = FakeModeWallet(primary=primary), WalletIdentity()
+    checks = WalletChecks(
+        wallet,
+        FakeIdentityStore(primary),
+        identity,
+        FakePoolStore(),
+        _no_rewind,
+        mode=WalletMode(wallet, identity),
+    )
+    assert asyncio.run(checks.before_tick()), "the check of the right wallet failed"
+    return identity

@@ -8,6 +8,7 @@ says what happened when it can be written.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +26,7 @@ from xmrgate.domain.errors import (
     WalletRejected,
     WalletTimeout,
     WalletUnavailable,
+    XmrgateError,
 )
 from xmrgate.web.api.errors import error_answer
 
@@ -54,6 +56,17 @@ WALLET_OUTCOMES: dict[str, tuple[Callable[[], BaseException] | None, type | None
         "failed",
     ),
     "unexpected crash": (lambda: RuntimeError("boom"), PayoutOutcomeUnknown, True, "unknown"),
+}
+
+# The HTTP status each wallet outcome answers, whatever happens to the key store afterwards.
+ANSWER_STATUS = {
+    "sent": 200,
+    "refused": 400,
+    "wallet error": 502,
+    "timed out": 504,
+    "connection lost": 504,
+    "connection refused": 503,
+    "unexpected crash": 504,
 }
 
 
@@ -186,3 +199,88 @@ def test_cancelled_payout_keeps_its_key() -> None:
     with pytest.raises(Conflict):
         asyncio.run(_pay(payouts, idem, "k"))
     assert len(wallet.sent) == 1
+
+
+def _key_states(store: FakeIdempotencyStore) -> list[str]:
+    return [answer.state for answer in store.keys.values()]
+
+
+@pytest.mark.parametrize("failing", ["complete", "release"])
+@pytest.mark.parametrize("outcome", list(WALLET_OUTCOMES))
+def test_a_key_store_failure_never_changes_the_answer(
+    outcome: str, failing: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """After the wallet was asked, the database fails to store the answer under the key
+    (``complete``) or to release the key: the client still gets what the wallet did (200
+    with the hashes, the refusal, 504), the failure is logged, and a key whose payout may
+    have gone out is never released: retries get 409 until the key expires."""
+    make_error, expected, key_kept, _ = WALLET_OUTCOMES[outcome]
+    wallet, _, store, payouts, idem = _setup(make_error() if make_error else None, False)
+    setattr(store, f"fail_{failing}", True)
+    # The store call this outcome needs is the one that fails: kept -> complete, else release.
+    store_failed = key_kept == (failing == "complete")
+
+    async def scenario() -> None:
+        if expected is None:
+            answer = await _pay(payouts, idem, "k1")
+            assert answer["tx_hash_list"] == [f"{1:064x}"]
+            status = 200
+        else:
+            with pytest.raises(expected) as raised:
+                await _pay(payouts, idem, "k1")
+            assert type(raised.value) is expected, raised.value
+            assert isinstance(raised.value, XmrgateError)
+            assert "idempotency table" not in raised.value.message
+            status = error_answer(raised.value)[0]
+        assert status == ANSWER_STATUS[outcome]
+        assert len(wallet.sent) == 1
+        if key_kept:
+            assert store.release_calls == [], "released the key of a payout that may have gone"
+        # The database and the wallet are back for the retry.
+        wallet.transfer_error = None
+        store.fail_complete = store.fail_release = False
+        if store_failed:
+            assert _key_states(store) == ["running"]
+            assert any("Idempotency-Key" in r.getMessage() for r in caplog.records)
+            with pytest.raises(Conflict):
+                await _pay(payouts, idem, "k1")
+            assert len(wallet.sent) == 1
+        elif key_kept:
+            assert _key_states(store) == ["done"]
+            assert isinstance(await _pay(payouts, idem, "k1"), Replay)
+            assert len(wallet.sent) == 1
+        else:
+            assert store.keys == {}
+            assert not isinstance(await _pay(payouts, idem, "k1"), Replay)
+            assert len(wallet.sent) == 2
+
+    with caplog.at_level(logging.ERROR, logger="xmrgate.core.idempotency"):
+        asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(
+    "before_the_wallet", ["journal down", "address check failed", "view-only wallet"]
+)
+def test_release_failing_when_nothing_happened_keeps_the_answer(before_the_wallet: str) -> None:
+    """Nothing was sent and the key should be released, but the database fails to: the
+    answer is still the real refusal (not the database's 503, not a 500); the key stays
+    claimed (retries get 409 until it expires), never sending."""
+    wallet, journal, store, payouts, idem = _setup(None, journal_fails=False)
+    store.fail_release = True
+    if before_the_wallet == "journal down":
+        journal.fail_requested = True
+    elif before_the_wallet == "address check failed":
+        wallet.validate_error = WalletTimeout("no answer")
+    else:
+        wallet.view_only = True
+    with pytest.raises(XmrgateError) as raised:
+        asyncio.run(_pay(payouts, idem, "k"))
+    assert "idempotency table" not in raised.value.message
+    assert error_answer(raised.value)[0] in (409, 503)
+    assert wallet.sent == [] and len(store.release_calls) == 1
+    assert _key_states(store) == ["running"]
+    store.fail_release = journal.fail_requested = wallet.view_only = False
+    wallet.validate_error = None
+    with pytest.raises(Conflict):
+        asyncio.run(_pay(payouts, idem, "k"))
+    assert wallet.sent == []

@@ -1,14 +1,32 @@
-"""Health and balance with fakes: the probe cache, its own connection, the wrong wallet."""
+"""Health and balance with fakes: the probe cache, its own connection, the wrong wallet,
+and nothing created or sent before the open wallet was checked."""
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
-from tests.unit.fakes import FakeWallet
-from xmrgate.core.wallet_status import WalletIdentity, WalletStatus
+from tests.unit.fakes import (
+    AllowAll,
+    FakeIdempotencyStore,
+    FakeIdentityStore,
+    FakeJournal,
+    FakeModeWallet,
+    FakeOutbox,
+    FakePaymentStore,
+    FakePoolStore,
+    FakeWallet,
+    checked_identity,
+)
+from xmrgate.core.idempotency import Idempotency
+from xmrgate.core.payment_requests import NewPaymentRequest, PaymentRequests
+from xmrgate.core.payouts import Destination, Payouts
+from xmrgate.core.wallet_mode import WalletMode
+from xmrgate.core.wallet_status import WalletIdentity, WalletStatus, verify_identity
 from xmrgate.domain.errors import WalletUnavailable
+from xmrgate.web.api.errors import error_answer
 
 
 class CountingWallet(FakeWallet):
@@ -30,7 +48,7 @@ def _status(identity: WalletIdentity, now: list[float]) -> tuple[WalletStatus, C
 
 
 def _ready() -> WalletIdentity:
-    identity = WalletIdentity(primary_address="4A")
+    identity = checked_identity("4A")
     identity.ready.set()
     return identity
 
@@ -77,3 +95,128 @@ def test_wrong_wallet_makes_health_503_with_both_addresses_and_refuses_balance()
 def test_balance_of_the_right_wallet() -> None:
     status, _ = _status(_ready(), [0.0])
     assert asyncio.run(status.balance()) == (5, 3)
+
+
+class _UseCases:
+    """A payout (with an Idempotency-Key), a request made on the wallet (no address pool)
+    and the balance, all guarded by one ``identity`` as the container wires them."""
+
+    def __init__(self, identity: WalletIdentity) -> None:
+        self.wallet, self.journal = FakeWallet(balance=(5, 3)), FakeJournal()
+        self.payments, self.keys = FakePaymentStore(), FakeIdempotencyStore()
+        self.payouts = Payouts(
+            self.wallet,
+            self.journal,
+            priority=0,
+            timeout=5,
+            require_wallet=identity.require_usable,
+            mode=WalletMode(self.wallet, identity),
+        )
+        self.requests = PaymentRequests(
+            self.wallet,
+            self.payments,
+            FakeOutbox(),
+            AllowAll(),
+            require_wallet=identity.require_usable,
+        )
+        self.status, _ = _status(identity, [0.0])
+
+    async def pay(self) -> Any:
+        async def send() -> dict[str, Any]:
+            dest = [Destination(address="9" + "a" * 94, amount=1000)]
+            result = await self.payouts.send(dest, requested_by=None, idempotency_key="k")
+            return {"tx_hash_list": result.tx_hash_list}
+
+        return await Idempotency(self.keys).run(
+            endpoint="transfer",
+            caller=None,
+            key="k",
+            body={"amount": 1000},
+            handler=send,
+            error_answer=error_answer,
+            moves_money=True,
+        )
+
+
+def test_nothing_is_sent_or_created_before_the_wallet_was_checked() -> None:
+    """The HTTP app serves before the supervisor has compared the open wallet with the one
+    the database belongs to: until then a payout, a request made on the wallet and the
+    balance are 503 with nothing journaled, sent or created, and the Idempotency-Key is
+    released (nothing happened: the retry runs). Reads of the database keep working."""
+    identity = WalletIdentity()
+    cases = _UseCases(identity)
+    stored = asyncio.run(
+        cases.payments.create(
+            address="8Stored",
+            subaddr_index=9,
+            amount=1,
+            description="",
+            callback_url=None,
+            return_url=None,
+        )
+    )
+    with pytest.raises(WalletUnavailable, match="not been checked yet") as refused:
+        asyncio.run(cases.pay())
+    assert error_answer(refused.value)[0] == 503 and refused.value.request_sent is False
+    assert cases.wallet.sent == [] and cases.journal.rows == {} and cases.keys.keys == {}
+    assert cases.wallet.mode_checks == 0, "the unchecked wallet was asked something"
+    with pytest.raises(WalletUnavailable, match="not been checked yet"):
+        asyncio.run(cases.requests.create(NewPaymentRequest(amount=1)))
+    assert cases.wallet.next_index == 1 and list(cases.payments.requests) == ["8Stored"]
+    with pytest.raises(WalletUnavailable, match="not been checked yet"):
+        asyncio.run(cases.status.balance())
+    assert asyncio.run(cases.requests.get("8Stored")) == stored
+    assert asyncio.run(cases.payouts.journal(10)) == []
+
+
+def test_an_identity_check_without_the_mode_still_refuses() -> None:
+    """The identity was compared but the mode question (restricted? view-only?) has not
+    been answered yet, e.g. wallet-rpc stopped answering in between: still refused."""
+    identity = WalletIdentity()
+    asyncio.run(verify_identity(FakeModeWallet(primary="4A"), FakeIdentityStore("4A"), identity))
+    assert identity.mismatch is None and identity.mode is None
+    with pytest.raises(WalletUnavailable, match="not been checked yet"):
+        identity.require_usable()
+
+
+def test_after_the_first_check_payouts_requests_and_balance_run() -> None:
+    """The start-up check (``WalletChecks.before_tick`` on the right wallet) lets them run."""
+    cases = _UseCases(checked_identity())
+    assert asyncio.run(cases.pay())["tx_hash_list"] and len(cases.wallet.sent) == 1
+    assert cases.journal.rows[1]["state"] == "sent"
+    made = asyncio.run(cases.requests.create(NewPaymentRequest(amount=1)))
+    assert cases.payments.requests[made.address] == made
+    assert asyncio.run(cases.status.balance()) == (5, 3)
+
+
+def _pooled_requests(identity: WalletIdentity, wallet: FakeWallet) -> PaymentRequests:
+    """Requests from an address pool holding one subaddress, guarded as the container
+    wires them."""
+    pool = FakePoolStore(pool={7: "8Pooled"})
+    return PaymentRequests(
+        wallet,
+        FakePaymentStore(),
+        FakeOutbox(),
+        AllowAll(),
+        require_wallet=identity.require_usable,
+        refuse_wallet_problem=identity.refuse_known_problem,
+        pool=pool,
+    )
+
+
+def test_the_pool_answers_before_the_first_check() -> None:
+    """A start with wallet-rpc down: the wallet is not checked yet, but the pooled
+    subaddresses were checked against the right wallet when pooled, so POST /receive
+    answers from the pool (issue: 'keeps answering from the pool') without asking it."""
+    identity, wallet = WalletIdentity(), FakeWallet()
+    created = asyncio.run(_pooled_requests(identity, wallet).create(NewPaymentRequest(amount=1)))
+    assert created.address == "8Pooled" and created.subaddr_index == 7
+    assert wallet.next_index == 1, "the unchecked wallet was asked for a subaddress"
+
+
+def test_the_pool_refuses_while_another_wallet_is_open() -> None:
+    """Known wrong wallet: 503 naming it, and nothing is taken from the pool."""
+    identity = WalletIdentity(mismatch="wallet-rpc has wallet B open; the database belongs to A")
+    requests = _pooled_requests(identity, FakeWallet())
+    with pytest.raises(WalletUnavailable, match="wallet B"):
+        asyncio.run(requests.create(NewPaymentRequest(amount=1)))

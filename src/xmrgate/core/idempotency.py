@@ -11,12 +11,20 @@ different requests, so one caller's answer is never replayed to another.
 When is a key released so that a retry runs again? Only when the failure provably
 changed nothing. A payout whose outcome is unknown (``PayoutOutcomeUnknown``, raised
 by ``core/payouts.py`` whenever the wallet may have been asked to send) keeps its key.
+
+Storing the answer (or releasing the key) can fail too, the database being down. Once
+the handler has run, that never changes the answer: the client gets what the handler
+did (a payout's 200 with its tx hashes, its 504, the wallet's refusal), since a 503
+"database unavailable" reads as "nothing happened, retry" after money may have gone.
+The failure is logged and the key stays ``running``: retries get 409 until it expires
+(``--idempotency-ttl``), never a second run.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +42,8 @@ from xmrgate.domain.errors import (
     XmrgateError,
 )
 from xmrgate.domain.records import StoredAnswer
+
+log = logging.getLogger(__name__)
 
 MAX_KEY_LENGTH = 255
 RUNNING = "running"
@@ -109,18 +119,46 @@ class Idempotency:
             result = await handler()
         except XmrgateError as exc:
             if nothing_happened(exc):
-                await self._store.release(namespace, key)
+                await self._release(namespace, key)
             else:
-                status, answer = error_answer(exc)
-                await self._store.complete(namespace, key, status, json.dumps(answer))
+                await self._complete(namespace, key, *error_answer(exc))
             raise
         except BaseException:
             # Unexpected failure or cancellation: we cannot tell what happened.
             if not moves_money:
-                await self._store.release(namespace, key)
+                await self._release(namespace, key)
             raise
-        await self._store.complete(namespace, key, 200, json.dumps(result))
+        await self._complete(namespace, key, 200, result)
         return result
+
+    async def _complete(self, namespace: str, key: str, status: int, answer: Any) -> None:
+        """Store the answer for replay; a failure is logged, never raised (see module doc)."""
+        try:
+            await self._store.complete(namespace, key, status, json.dumps(answer))
+        except Exception:
+            # Never release instead: the handler ran (a payout may have been sent), so a
+            # retry must not run again. The key stays running: 409 until it expires.
+            log.exception(
+                "storing the %d answer of Idempotency-Key %r (%s) failed: the key stays "
+                "claimed (retries get 409) until it expires",
+                status,
+                key,
+                namespace,
+            )
+
+    async def _release(self, namespace: str, key: str) -> None:
+        """Free the key of a request that did nothing; a failure is logged, never raised."""
+        try:
+            await self._store.release(namespace, key)
+        except Exception:
+            # The answer stays the handler's own error (what really happened), not the
+            # database's; the key stays claimed, which only costs the retry a 409.
+            log.exception(
+                "releasing Idempotency-Key %r (%s) failed: it stays claimed (retries get "
+                "409) until it expires",
+                key,
+                namespace,
+            )
 
 
 def _replay(earlier: StoredAnswer, digest: str) -> Replay:

@@ -18,6 +18,9 @@ timed out / lost  written or failed     PayoutOutcomeUnknown 504 (kept: replayed
 asked before the journal row: whether it can sign, whether an address is valid.
 Anything else after the wallet was asked to send (including an unexpected exception) may
 have sent money, so it is "outcome unknown" and the journal row says ``unknown``.
+Nor does the key store change an answer: if storing it under the Idempotency-Key (or
+releasing the key) fails, the client still gets the row's answer and the key stays
+claimed, so retries get 409 until it expires (``core/idempotency.py``).
 
 A view-only wallet (no spend key) is refused with WalletCannotSpend (409) before
 anything is journaled. Should wallet-rpc still answer a transfer with an unsigned

@@ -23,6 +23,12 @@ log = logging.getLogger(__name__)
 # Each probe gets this long; both run at once, so /health answers within ~2.5 s.
 PROBE_TIMEOUT = 2.0
 
+NOT_CHECKED = (
+    "the wallet has not been checked yet: the gateway has not yet verified that wallet-rpc "
+    "has this database's wallet open and can use it; nothing was created or sent, retry in "
+    "a few seconds (GET /health says when the wallet is ready)"
+)
+
 
 @dataclass
 class WalletIdentity:
@@ -55,10 +61,38 @@ class WalletIdentity:
             return None
         return "view-only" if self.view_only else "full"
 
-    def require_usable(self) -> None:
-        """Raise WalletUnavailable unless the right wallet is open and can be synced."""
+    @property
+    def checked(self) -> bool:
+        """Whether this process has compared the open wallet with the database's
+        (``verify_identity`` set ``expected``) and learnt its mode (``WalletMode.detect``).
+
+        Derived from the verdicts themselves, not from a flag someone sets, so it holds
+        only once the checks really ran; the supervisor runs them at start.
+        """
+        return self.expected is not None and self.mode is not None
+
+    def refuse_known_problem(self) -> None:
+        """Raise WalletUnavailable when the open wallet is known to be wrong or restricted.
+
+        The address pool's guard: pooled subaddresses were checked against the right
+        wallet when they were pooled, so they may be handed out before this process has
+        checked the wallet (a start with wallet-rpc down), never while it is known bad.
+        """
         if self.problem is not None:
             raise WalletUnavailable(self.problem, request_sent=False)
+
+    def require_usable(self) -> None:
+        """Raise WalletUnavailable unless the right wallet is open and can be synced.
+
+        Also before the first check: the HTTP app serves while the supervisor is still
+        verifying the wallet, and the wallet-rpc it reaches may have another wallet open.
+        Nothing waits here (the supervisor never waits on requests, so no deadlock); the
+        503 says nothing happened (``request_sent=False``): an Idempotency-Key is released.
+        """
+        if self.problem is not None:
+            raise WalletUnavailable(self.problem, request_sent=False)
+        if not self.checked:
+            raise WalletUnavailable(NOT_CHECKED, request_sent=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -178,6 +178,7 @@ class Services:
                 url_guard,
                 wake_callbacks=worker.wake,
                 require_wallet=identity.require_usable,
+                refuse_wallet_problem=identity.refuse_known_problem,
                 pool=pool_store if settings.address_pool_size else None,
                 pool_used=address_pool.wake,
                 pool_refilled=address_pool.next_round,
