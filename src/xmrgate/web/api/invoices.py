@@ -19,9 +19,9 @@ from xmrgate.core.invoices import (
 from xmrgate.domain.invoice import InvoiceStatus, displayed, unix
 from xmrgate.domain.payloads import record_json
 from xmrgate.domain.records import PaymentRequest
-from xmrgate.web.api.deps import GatewayDep
 from xmrgate.web.api.invoice_docs import EventPage, RequestList
 from xmrgate.web.api.security import require
+from xmrgate.web.deps import GatewayDep
 
 router = APIRouter()
 

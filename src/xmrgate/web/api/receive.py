@@ -12,11 +12,11 @@ from xmrgate.core.payment_requests import NewPaymentRequest
 from xmrgate.domain.errors import InvalidInput
 from xmrgate.domain.payloads import created_json, receive_status_json, rfc3339
 from xmrgate.domain.records import OutboxEvent
-from xmrgate.web.api.deps import GatewayDep
 from xmrgate.web.api.idempotency import idempotent
 from xmrgate.web.api.invoice_docs import CreatedRequest, ReceiveStatus
 from xmrgate.web.api.schemas import ReceiveRequest
 from xmrgate.web.api.security import require
+from xmrgate.web.deps import GatewayDep
 
 router = APIRouter()
 

@@ -7,8 +7,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from xmrgate.core.received import MAX_DAYS, MAX_OFFSET_MINUTES
-from xmrgate.web.api.deps import GatewayDep
 from xmrgate.web.api.security import require
+from xmrgate.web.deps import GatewayDep
 
 router = APIRouter()
 

@@ -12,8 +12,8 @@ from fastapi import APIRouter, Response
 
 from xmrgate import __version__
 from xmrgate.core.overview import OverviewReport
-from xmrgate.web.api.deps import GatewayDep
 from xmrgate.web.api.security import require
+from xmrgate.web.deps import GatewayDep
 
 router = APIRouter()
 metrics_router = APIRouter()

@@ -10,10 +10,10 @@ from fastapi import APIRouter, Query, Request
 from xmrgate.core.payouts import Destination
 from xmrgate.domain.errors import InvalidInput
 from xmrgate.domain.payloads import rfc3339_seconds
-from xmrgate.web.api.deps import GatewayDep
 from xmrgate.web.api.idempotency import HEADER, idempotent
 from xmrgate.web.api.schemas import TX_HASH, TransferRequest
 from xmrgate.web.api.security import require
+from xmrgate.web.deps import GatewayDep
 
 log = logging.getLogger(__name__)
 router = APIRouter()

@@ -7,8 +7,8 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
-from xmrgate.web.api.deps import GatewayDep
 from xmrgate.web.api.security import require
+from xmrgate.web.deps import GatewayDep
 
 router = APIRouter()
 

@@ -24,7 +24,6 @@ from xmrgate.domain.checkout_state import CheckoutStatus, checkout_status
 from xmrgate.domain.errors import XmrgateError
 from xmrgate.domain.payloads import invoice_of
 from xmrgate.domain.records import PaymentStatus
-from xmrgate.web.api.deps import GatewayDep
 from xmrgate.web.checkout.errors import checkout_error_page
 from xmrgate.web.checkout.page import (
     content_security_policy,
@@ -33,6 +32,7 @@ from xmrgate.web.checkout.page import (
     security_headers,
 )
 from xmrgate.web.checkout.qr import qr_svg
+from xmrgate.web.deps import GatewayDep
 
 
 def _state(found: PaymentStatus) -> CheckoutStatus:

@@ -1,0 +1,151 @@
+"""The layers of docs/architecture.md, read from the code's own imports.
+
+Every ``import xmrgate...`` / ``from xmrgate... import`` in ``src/xmrgate`` (also the ones
+under ``TYPE_CHECKING``: a loop of types is still a loop) is an edge; the tests hold
+those edges to the table of the architecture page: which folder may import which, and
+no loop between folders, between sub-folders, or between files.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "xmrgate"
+
+# The architecture's rule: a top-level part of the package may import only these.
+# "" is the package root (``xmrgate/__init__.py``: the version).
+ALLOWED: dict[str, set[str]] = {
+    "domain": {"domain", ""},
+    "core": {"core", "domain", ""},
+    "adapters": {"adapters", "core", "domain", ""},
+    "config": {"domain", ""},
+    "web": {"web", "core", "domain", "config", ""},
+    "devnet": {"devnet", "domain", ""},
+    "runtime": {"runtime", "web", "core", "adapters", "devnet", "domain", "config", ""},
+    "__main__": {"runtime"},
+    "": {""},
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _imports(path: Path, module: str) -> set[str]:
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            names = [f"{base}.{alias.name}" for alias in node.names]
+            found.update(n for n in [base, *names] if n.startswith("xmrgate"))
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("xmrgate"))
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    """Module -> the project modules it imports (``from x import name`` counts when
+    ``name`` is a module, else the edge goes to ``x``)."""
+    files = {_module_name(p): p for p in SRC.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for module, path in files.items():
+        targets = {t for t in _imports(path, module) if t in files}
+        graph[module] = targets - {module}
+    return graph
+
+
+def _part(module: str, depth: int) -> str:
+    """The layer of ``module`` (depth 1: domain, core, config, ...; "" for the package
+    root) or its folder (depth 2: web.api, web.checkout, adapters.store, ...; a file
+    that lies beside sub-folders is its own unit)."""
+    parts = module.split(".")[1:]
+    if depth == 1:
+        return parts[0] if parts else ""
+    folder = module if module in _PACKAGES else module.rpartition(".")[0]
+    if any(p.startswith(folder + ".") for p in _PACKAGES):
+        # A file beside sub-folders (web/app.py composing web/api, web/checkout, ...;
+        # the root's config.py) stands for itself: the folder is not one unit then.
+        return ".".join(parts)
+    return folder.partition(".")[2]
+
+
+_PACKAGES = {".".join(p.relative_to(SRC.parent).parts[:-1]) for p in SRC.rglob("__init__.py")}
+
+
+def _cycle(graph: Mapping[str, Iterable[str]]) -> list[str] | None:
+    """One cycle of ``graph`` as a list of nodes, or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*stack[stack.index(nxt) :], nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def _folded(graph: Mapping[str, set[str]], depth: int) -> dict[str, set[str]]:
+    folded: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        src = _part(module, depth)
+        folded.setdefault(src, set()).update(
+            dst for t in targets if (dst := _part(t, depth)) != src
+        )
+    return folded
+
+
+def test_every_part_imports_only_what_the_architecture_allows() -> None:
+    """domain is pure, core needs only domain, web never reaches adapters or runtime."""
+    wrong = sorted(
+        f"{module} -> {target}"
+        for module, targets in _graph().items()
+        for target in targets
+        if _part(target, 1) not in ALLOWED[_part(module, 1)]
+    )
+    assert wrong == [], "imports against the layers of docs/architecture.md:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3], ids=["layers", "folders", "files"])
+def test_no_import_loop(depth: int) -> None:
+    """No loop between layers, between folders (web/api <-> web/checkout, say), or
+    between files."""
+    graph = _graph() if depth == 3 else _folded(_graph(), depth)
+    assert _cycle(graph) is None, f"import loop: {' -> '.join(_cycle(graph) or [])}"
+
+
+def test_the_checks_see_a_loop_and_a_forbidden_import() -> None:
+    """The helpers are not blind: a made-up loop and a made-up domain -> web import."""
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+    folded = _folded({"xmrgate.web.api.x": {"xmrgate.web.checkout.y"}}, 2)
+    assert folded == {"web.api": {"web.checkout"}}
+    assert _part("xmrgate.web.api", 2) == "web.api"  # a package's __init__ is its folder
+    assert _part("xmrgate.config", 1) == _part("xmrgate.config", 2) == "config"
+    assert "web" not in ALLOWED["domain"]
+    graph = _graph()
+    assert len(graph) > 50, "the scan found too few modules to mean anything"
+    assert "xmrgate.core.ports" in graph["xmrgate.core.payouts"] or any(
+        t.startswith("xmrgate.domain") for t in graph["xmrgate.core.payouts"]
+    )
