@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -30,12 +31,24 @@ def gateway(devnet: Devnet, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 
 def test_200_concurrent_requests_get_200_distinct_subaddresses(gateway: Gateway) -> None:
+    """The burst outruns the pool of 60: requests wait for refills, and the ones whose wait
+    runs out get the documented 503 'retry in a few seconds'; a client that retries as
+    told gets an address. On a loaded machine (CI) 19 of 200 got that 503 once."""
+    retried: list[int] = []
+
     def create(i: int) -> httpx.Response:
         with httpx.Client(timeout=30, trust_env=False) as client:
-            return client.post(gateway.url + "/receive", json={"amount": i + 1})
+            for _ in range(10):
+                answer = client.post(gateway.url + "/receive", json={"amount": i + 1})
+                if answer.status_code != 503 or "retry" not in answer.json()["message"]:
+                    return answer
+                retried.append(i)
+                time.sleep(1)
+            return answer
 
     with ThreadPoolExecutor(32) as pool:
         answers = list(pool.map(create, range(200)))
+    print(f"{len(retried)} answers were 503 'retry' before an address")
     assert [r.status_code for r in answers].count(200) == 200, {
         r.status_code: r.text for r in answers if r.status_code != 200
     }
