@@ -182,3 +182,24 @@ def test_lookahead_extends_the_table_rescans_and_rewinds() -> None:
     assert wallet.rescans == 1 and rewound == [True]
     assert asyncio.run(ensure_lookahead(wallet, store, rewind)) is False
     assert wallet.rescans == 1
+
+
+def test_lookahead_rewinds_before_the_rescan_so_a_failed_rescan_loses_nothing() -> None:
+    """The rescan can outlast its timeout; the table is extended by then and the next
+    check finds nothing to do, so the sync must already have been rewound."""
+
+    class SlowRescan(FakePoolWallet):
+        async def rescan(self) -> None:
+            raise WalletUnavailable("rescan_blockchain timed out", request_sent=True)
+
+    wallet, store = SlowRescan(next_index=1, table_size=1), FakePoolStore()
+    store.pool[260] = "handed out before the wallet was restored"
+    rewound: list[bool] = []
+
+    async def rewind() -> None:
+        rewound.append(True)
+
+    with pytest.raises(WalletUnavailable):
+        asyncio.run(ensure_lookahead(wallet, store, rewind))
+    assert rewound == [True], "the rescan failed before the sync was rewound"
+    assert asyncio.run(ensure_lookahead(wallet, store, rewind)) is False

@@ -162,3 +162,25 @@ def test_the_recorded_wallet_is_read_once_and_a_swap_is_still_caught_every_tick(
     assert asyncio.run(checks.wallet_is_ours()) is False
     assert identity.mismatch is not None and "4Other" in identity.mismatch
     assert store.reads == 1
+
+
+def test_a_table_lost_without_a_reopen_seen_here_is_extended_at_the_next_tick() -> None:
+    """Another worker process reopened a restarted wallet-rpc (or it opened a restored
+    wallet by itself with --wallet-file): this process saw no reopen, yet the table no
+    longer reaches our highest index; the next tick extends it and rewinds the sync."""
+    wallet, identity, pool = FakeModeWallet(), WalletIdentity(), FakePoolStore()
+    pool.pool[260] = "handed out before the restore"
+    rewound: list[bool] = []
+
+    async def rewind() -> None:
+        rewound.append(True)
+
+    checks = WalletChecks(
+        wallet, FakeIdentityStore(), identity, pool, rewind, mode=WalletMode(wallet, identity)
+    )
+    assert asyncio.run(checks.before_tick()) is True
+    assert rewound == [True] and wallet.rescans == 1
+    wallet.table_size = 1  # restored from keys behind our back; wallet.reopens unchanged
+    assert asyncio.run(checks.before_tick()) is True
+    assert rewound == [True, True] and wallet.rescans == 2
+    assert asyncio.run(wallet.has_subaddress(260))

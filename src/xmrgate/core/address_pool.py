@@ -291,8 +291,11 @@ async def ensure_lookahead(
     while last < highest:
         last = max(i for _, i in await wallet.create_addresses(min(MAX_BATCH, highest - last)))
     await wallet.save()
-    await wallet.rescan()
+    # Rewind before the rescan: once the table is extended this function is never asked
+    # again, so a rescan that times out (it can take long on mainnet) after the rewind
+    # loses nothing, while a rewind left for after it would be lost with it.
     await rewind_sync()
+    await wallet.rescan()
     return True
 
 

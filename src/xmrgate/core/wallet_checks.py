@@ -1,9 +1,12 @@
 """What must hold of the open wallet before anything is synced, created or sent.
 
 At start and before every sync tick: the open wallet is the one this database
-belongs to (``verify_identity``). At start and after every reopen (wallet-rpc was
-restarted, maybe on a wallet restored from keys): its subaddress table reaches every
-index we handed out (``ensure_lookahead``), and whether it is view-only (``WalletMode``).
+belongs to (``verify_identity``), and its subaddress table reaches every index we
+handed out (``ensure_lookahead``: one ``get_address`` call when it does). Every tick,
+not only after this process's own reopens: with ``--workers`` another process may
+have reopened a restarted wallet-rpc, and a wallet-rpc started with ``--wallet-file``
+opens a restored wallet by itself, so no reopen is seen here at all. At start and
+after every reopen: whether it is view-only (``WalletMode``).
 A wallet-rpc behind ``--restricted-rpc`` refuses what a tick needs: no tick runs, and
 its mode is asked again every tick until the flag is gone.
 """
@@ -29,7 +32,7 @@ class CheckedWallet(PoolWallet, AddressSource, Protocol):
 
 
 class WalletChecks:
-    """Identity before every tick; lookahead at start and after each reopen."""
+    """Identity and lookahead before every tick; the mode at start and after each reopen."""
 
     def __init__(
         self,
@@ -63,9 +66,8 @@ class WalletChecks:
                 except WalletRestricted:
                     return False
             self._recheck = False
-        if stale:
-            await ensure_lookahead(self._wallet, self._pool, self._rewind_sync)
-            self._reopens_seen = self._wallet.reopens
+        await ensure_lookahead(self._wallet, self._pool, self._rewind_sync)
+        self._reopens_seen = self._wallet.reopens
         return True
 
     async def wallet_is_ours(self) -> bool:
