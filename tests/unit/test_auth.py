@@ -58,3 +58,29 @@ def test_bad_specs_are_refused(spec: str) -> None:
     """Malformed keys, hashes and scopes raise ValueError."""
     with pytest.raises(ValueError):
         parse_api_keys(spec)
+
+
+def test_keys_sharing_a_label_are_refused() -> None:
+    """The label scopes Idempotency-Keys per caller: two keys with one label would share
+    answers, so the same key twice, or a key and its own hash, is refused at start."""
+    digest = hashlib.sha256(KEY.encode()).hexdigest()
+    for spec in (f"{KEY}:read {KEY}:transfer", f"{KEY} sha256:{digest}:read"):
+        with pytest.raises(ValueError, match="share the label"):
+            parse_api_keys(spec)
+    assert len(parse_api_keys(f"{KEY} other-key-abcdefghijk")) == 2
+
+
+def test_two_keys_whose_labels_collide_are_refused() -> None:
+    """Two distinct keys whose hashes begin with the same 8 hex digits (found by a
+    birthday search, ~2^16 hashes) would scope their Idempotency-Keys alike."""
+    seen: dict[str, str] = {}
+    for n in range(2_000_000):
+        token = f"collision-key-{n:09d}"
+        prefix = hashlib.sha256(token.encode()).hexdigest()[:8]
+        if prefix in seen:
+            break
+        seen[prefix] = token
+    first, second = seen[prefix], token
+    assert first != second
+    with pytest.raises(ValueError, match="share the label"):
+        parse_api_keys(f"{first}:read {second}:transfer")

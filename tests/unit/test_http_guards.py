@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from tests.unit.test_invoice_api import ADDRESS as STORED
+from tests.unit.test_invoice_api import _seed as seed_two_requests
 from xmrgate.config import Settings
 from xmrgate.runtime.app import build_app
 from xmrgate.runtime.container import Services
@@ -40,7 +42,9 @@ def _bearer(key: str) -> dict[str, str]:
 @pytest.mark.parametrize("path", ["/openapi.json", "/docs", "/redoc"])
 def test_api_description_needs_the_read_scope(keyed: TestClient, path: str) -> None:
     assert keyed.get(path).status_code == 401
-    assert keyed.get(path, headers=_bearer(RECEIVE_KEY)).status_code in (403, 404)
+    # /redoc is gone (Swagger UI's self-contained page is /docs): 404 once authenticated.
+    refused = keyed.get(path, headers=_bearer(RECEIVE_KEY))
+    assert refused.status_code == (404 if path == "/redoc" else 403)
     allowed = keyed.get(path, headers=_bearer(READ_KEY))
     assert allowed.status_code == (404 if path == "/redoc" else 200)
 
@@ -73,10 +77,19 @@ def test_moneropay_header_everywhere_without_keys(tmp_path: Path) -> None:
 
 
 def test_checkout_cannot_be_framed(tmp_path: Path) -> None:
-    client, _ = _client(tmp_path, None)
-    page = client.get("/pay/" + "x" * 200)
-    assert page.headers["x-frame-options"] == "DENY"
-    assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
+    """A real checkout page (a stored request), its status JSON and its 404 page."""
+    path = tmp_path / "framed.sqlite3"
+    seed_two_requests(f"sqlite+aiosqlite:///{path}")
+    settings = Settings(sqlite=str(path))
+    client = TestClient(build_app(settings, Services.build(settings)))
+    page = client.get(f"/pay/{STORED}")
+    assert page.status_code == 200 and STORED in page.text
+    missing = client.get("/pay/" + "x" * 200)
+    assert missing.status_code == 404
+    for answer in (page, missing):
+        assert answer.headers["x-frame-options"] == "DENY"
+        assert "frame-ancestors 'none'" in answer.headers["content-security-policy"]
+    assert client.get(f"/pay/{STORED}/status.json").headers["x-frame-options"] == "DENY"
 
 
 def test_too_many_headers_is_431(keyed: TestClient) -> None:

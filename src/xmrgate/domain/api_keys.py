@@ -63,7 +63,22 @@ def parse_api_keys(spec: str) -> list[ApiKey]:
         entries = text.split()
     if not entries:
         raise ValueError("no API keys given")
-    return [_parse_entry(e) for e in entries]
+    keys = [_parse_entry(e) for e in entries]
+    labels: set[str] = set()
+    digests: set[bytes] = set()
+    for key in keys:
+        # The label names the caller in logs and the payout journal, and scopes its
+        # Idempotency-Keys: two keys sharing one (32-bit prefixes that collide) could
+        # replay one caller's answer to the other. The same key twice (also as its own
+        # hash) has two scope sets, and which one applies would be an accident.
+        if key.label in labels or key.digest in digests:
+            raise ValueError(
+                f"two API keys share the label {key.label} (the same key given twice, or "
+                "hashes that begin alike): give each caller one distinct key"
+            )
+        labels.add(key.label)
+        digests.add(key.digest)
+    return keys
 
 
 def find_key(keys: list[ApiKey], presented: str) -> ApiKey | None:
