@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import Phase, find, given, settings
 from hypothesis import strategies as st
 
 from tests.unit.test_ledger_properties import (
@@ -177,3 +179,44 @@ def test_final_status_equals_status_of_stored_rows(
             e for e in result.events if e.subaddr_index == index and e.kind == EXPIRED_EVENT
         ]
         assert len(expired_events) == (1 if entered and invoice.expires_at is not None else 0)
+
+
+# No shrinking: the search only has to show that an example exists.
+FIND = settings(max_examples=5000, database=None, deadline=None, phases=[Phase.generate])
+
+
+def test_the_properties_reach_their_conditional_branches() -> None:
+    """The properties above assert inside ``if``s; these searches, over the same
+    strategies, show each branch is reachable (else ``find`` raises NoSuchExample)."""
+    late_args = st.tuples(
+        invoices(), stored_sets(), observation_sets(), st.integers(0, 400), st.integers(0, 2000)
+    )
+
+    def records(status: InvoiceStatus) -> Callable[[Any], bool]:
+        def predicate(args: Any) -> bool:
+            terms, stored, observed, chain, later = args
+            result = tick(terms, stored, observed, chain=chain, now=NOW + later)
+            return status in result.statuses.values()
+
+        return predicate
+
+    def announces(status: InvoiceStatus) -> Callable[[Any], bool]:
+        def predicate(args: Any) -> bool:
+            terms, stored, observed, chain, later = args
+            result = tick(terms, stored, observed, chain=chain, now=NOW + later)
+            return any(e.status is status for e in result.events)
+
+        return predicate
+
+    for check in (
+        records(InvoiceStatus.PAID_LATE),
+        announces(InvoiceStatus.PAID_LATE),
+        announces(InvoiceStatus.COMPLETE),
+        records(InvoiceStatus.EXPIRED),
+    ):
+        find(late_args, check, settings=FIND)
+    find(
+        invoices(),
+        lambda t: InvoiceStatus.COMPLETE in {i.recorded for i in t.values()},
+        settings=FIND,
+    )
