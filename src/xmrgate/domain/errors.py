@@ -80,6 +80,14 @@ class Unprocessable(XmrgateError):
     """The request is well-formed but cannot be honoured (e.g. idempotency key reuse)."""
 
 
+class HeadersTooLarge(InvalidInput):
+    """More request header fields or bytes than a payment gateway needs (431)."""
+
+
+class BodyTooLarge(InvalidInput):
+    """A request body over ``--max-body-bytes`` (413)."""
+
+
 class Unauthorized(XmrgateError):
     """No valid API key was presented."""
 

@@ -14,9 +14,11 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from xmrgate.domain.errors import (
+    BodyTooLarge,
     Conflict,
     DatabaseUnavailable,
     Forbidden,
+    HeadersTooLarge,
     InvalidInput,
     NotFound,
     Unauthorized,
@@ -32,6 +34,8 @@ log = logging.getLogger(__name__)
 
 # Most specific first: the first matching class decides.
 STATUS_OF: list[tuple[type[XmrgateError], int]] = [
+    (HeadersTooLarge, 431),
+    (BodyTooLarge, 413),
     (InvalidInput, 400),
     (Unauthorized, 401),
     (Forbidden, 403),
@@ -72,6 +76,13 @@ def error_answer(exc: XmrgateError) -> tuple[int, dict[str, Any]]:
 def error_response(status: int, message: str, code: int | None = None) -> JSONResponse:
     """A JSON error response in the gateway's one error shape."""
     body = error_body(status, message, code)
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def exception_response(exc: XmrgateError) -> JSONResponse:
+    """The JSON error response of an xmrgate error (for middleware, outside the routes)."""
+    status, body = error_answer(exc)
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     return JSONResponse(body, status_code=status, headers=headers)
 

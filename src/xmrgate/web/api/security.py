@@ -13,9 +13,9 @@ from fastapi import Depends, Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from xmrgate.domain.api_keys import ApiKey, find_key
-from xmrgate.domain.errors import Forbidden, Unauthorized
+from xmrgate.domain.errors import BodyTooLarge, Forbidden, HeadersTooLarge, Unauthorized
 from xmrgate.web.admin import SHELL_PATHS
-from xmrgate.web.api.errors import error_answer, error_response
+from xmrgate.web.api.errors import exception_response
 
 # Paths anyone may reach with keys configured: the health probe, the customer's page, and
 # the dashboard's shell (exact paths: it holds no data, its JS calls the API with a key).
@@ -73,8 +73,7 @@ class ApiKeyGate:
         try:
             key = authenticate(self.keys, authorization)
         except Unauthorized as exc:
-            status, body = error_answer(exc)
-            await error_response(status, body["message"])(scope, receive, send)
+            await exception_response(exc)(scope, receive, send)
             return
         state = scope.setdefault("state", {})
         state["api_key"] = key.label
@@ -98,7 +97,7 @@ class HeaderLimits:
             size = sum(len(n) + len(v) for n, v in headers)
             if len(headers) > MAX_HEADERS or size > MAX_HEADER_BYTES:
                 message = f"request headers exceed {MAX_HEADERS} fields or {MAX_HEADER_BYTES} bytes"
-                await error_response(431, message)(scope, receive, send)
+                await exception_response(HeadersTooLarge(message))(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
@@ -137,7 +136,8 @@ class BodySizeLimit:
             await self._too_large(scope, receive, send)
 
     async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = error_response(413, f"request body larger than {self.limit} bytes")
+        too_large = BodyTooLarge(f"request body larger than {self.limit} bytes")
+        response = exception_response(too_large)
         await response(scope, receive, send)
 
 
