@@ -5,6 +5,7 @@ only (the wallet stalls on ``validate_address`` right before a payout while ever
 call works). This proxy forwards each POST to the real wallet-rpc and answers with its
 reply, except calls to a method named in :meth:`stall`: those get no answer until
 :meth:`release` (or ``max_stall`` seconds), then the connection is closed unanswered.
+It also remembers the largest reply of each method (``largest_reply``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ class StallingRpcProxy:
         self.target_url = target_url
         self.max_stall = max_stall
         self.stalled_calls: list[str] = []
+        # The largest reply seen per method, in bytes.
+        self.largest_reply: dict[str, int] = {}
         self._stall: set[str] = set()
         self._released = threading.Event()
         self._client = httpx.Client(timeout=60, trust_env=False)
@@ -40,6 +43,8 @@ class StallingRpcProxy:
                 reply = proxy._client.post(
                     proxy.target_url, content=body, headers={"Content-Type": "application/json"}
                 )
+                size = len(reply.content)
+                proxy.largest_reply[method] = max(proxy.largest_reply.get(method, 0), size)
                 self.send_response(reply.status_code)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(reply.content)))

@@ -7,6 +7,7 @@ the payment to the highest one.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -14,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from tests.integration.rpc_stall_proxy import StallingRpcProxy
 from testsupport.gateway import SYNC_WAIT, Gateway, GatewayProcess
 from xmrgate.devnet import Devnet
 
@@ -119,3 +121,33 @@ def test_restored_wallet_sees_a_payment_to_an_index_past_the_lookahead(
         again.close()
         restored.stop()
         gateway.start()
+
+
+def test_wallet_identity_checks_do_not_list_every_subaddress(
+    devnet: Devnet, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The identity check before every tick and around every pool batch asks for the
+    primary address only: ``get_address`` without ``address_index`` lists every
+    subaddress, so its answer (parsed several times a second) grew with the pool and the
+    shop's history (megabytes for a pool of 10,000)."""
+    wallet = devnet.start_wallet_rpc(f"pool-size-{os.getpid()}-{int(time.time())}")
+    proxy = StallingRpcProxy(wallet.url)
+    workdir = tmp_path_factory.mktemp("pool-size")
+    gw = GatewayProcess(
+        workdir,
+        proxy.url,
+        str(workdir / "x.sqlite3"),
+        ["--poll-frequency", "0.5s", "--address-pool-size", "300", "--address-pool-low-water", "0"],
+    )
+    try:
+        gw.start()  # ready: the pool of 300 is filled, identity checked around each batch
+        time.sleep(1.5)  # and a few sync ticks (0.5 s), each checking it again
+        listed = wallet.call("get_address", {"account_index": 0})
+        assert len(listed["addresses"]) > 300, "the wallet should hold the pool's subaddresses"
+        every = len(json.dumps({"result": listed}))
+        asked = proxy.largest_reply["get_address"]
+        assert asked < 2_000, f"get_address answers of {asked} bytes (all of them: {every})"
+    finally:
+        gw.close()
+        proxy.close()
+        wallet.stop()

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import socket
+import time
+
 import pytest
 
 from testsupport.gateway import Gateway
@@ -122,3 +127,78 @@ def test_secrets_never_in_logs_or_errors(gateway: Gateway) -> None:
     for secret in (RPC_PASSWORD, CALLBACK_SECRET, READ_KEY, FULL_KEY):
         assert secret not in log
         assert all(secret not in a for a in answers)
+
+
+def _connect(gateway: Gateway) -> socket.socket:
+    host, port = gateway.url.removeprefix("http://").rsplit(":", 1)
+    return socket.create_connection((host, int(port)), timeout=10)
+
+
+def _closed_by_peer(sock: socket.socket, within: float) -> bool:
+    """True once the server has closed the connection (recv gives b'' or a reset)."""
+    sock.settimeout(within)
+    try:
+        while chunk := sock.recv(65536):
+            del chunk  # the rest of an answer; keep reading until the close
+        return True
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+
+
+def test_idle_keep_alive_connection_is_closed_after_5_seconds(gateway: Gateway) -> None:
+    """uvicorn's timeout_keep_alive: a client that keeps a connection open and silent
+    (many of them exhaust a public checkout's connections) is dropped after 5 s."""
+    with _connect(gateway) as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n")
+        first = sock.recv(65536)
+        assert first.startswith(b"HTTP/1.1 "), first[:100]
+        started = time.monotonic()
+        assert _closed_by_peer(sock, within=15), "an idle connection was kept over 15 s"
+        assert 3.0 < time.monotonic() - started < 12.0
+
+
+def _answer(sock: socket.socket, timeout: float) -> bytes:
+    """Everything the server sends until it closes (or ``timeout`` passes)."""
+    sock.settimeout(timeout)
+    got = b""
+    with contextlib.suppress(ConnectionResetError, TimeoutError):
+        while chunk := sock.recv(65536):
+            got += chunk
+    return got
+
+
+def test_an_endless_header_block_is_cut_off(gateway: Gateway) -> None:
+    """Header lines that never end the head are not buffered without bound (with
+    httptools, uvicorn's own h11 limit does nothing): past 64 KB, a JSON 431 and the
+    connection closed; the gateway keeps serving."""
+    with _connect(gateway) as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")
+        with contextlib.suppress(ConnectionError):
+            for _ in range(1024):  # up to 1 MB, never the blank line
+                sock.sendall(b"X-Pad: " + b"a" * 1017 + b"\r\n")
+        answer = _answer(sock, 10)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 431 "), answer[:200]
+    assert json.loads(body)["status"] == 431
+    assert gateway.get("/health").status_code == 200
+
+
+def test_a_trickled_head_is_cut_off_after_10_seconds(gateway: Gateway) -> None:
+    """Slowloris: a byte of header every 2 s resets uvicorn's keep-alive timer for ever;
+    the head must be whole within 10 s of its first byte, else a JSON 408 and close."""
+    with _connect(gateway) as sock:
+        started = time.monotonic()
+        sock.sendall(b"GET /health HTTP/1.1\r\nX-Slow: ")
+        answer = b""
+        with contextlib.suppress(ConnectionError):
+            while time.monotonic() - started < 30 and not answer:
+                sock.sendall(b"a")
+                sock.settimeout(2)
+                with contextlib.suppress(TimeoutError):
+                    answer = sock.recv(65536)
+        elapsed = time.monotonic() - started
+    assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]
+    assert 9.0 < elapsed < 15.0, elapsed
+    assert gateway.get("/health").status_code == 200

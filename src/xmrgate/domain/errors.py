@@ -84,6 +84,10 @@ class HeadersTooLarge(InvalidInput):
     """More request header fields or bytes than a payment gateway needs (431)."""
 
 
+class HeadTooSlow(InvalidInput):
+    """A request head (request line and headers) not complete in time (408)."""
+
+
 class BodyTooLarge(InvalidInput):
     """A request body over ``--max-body-bytes`` (413)."""
 

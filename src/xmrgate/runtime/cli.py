@@ -116,6 +116,7 @@ def serve(settings: Settings) -> None:
     import uvicorn
 
     from xmrgate.runtime.app import build_app
+    from xmrgate.runtime.http_limits import BoundedHttpToolsProtocol
     from xmrgate.runtime.logs import redact_url, setup_logging
 
     setup_logging(settings.log_format)
@@ -148,10 +149,11 @@ def serve(settings: Settings) -> None:
         # Limits for a public checkout (a reverse proxy in front still belongs there,
         # docs/security.md): idle keep-alive connections are closed after 5 s, at most
         # LIMIT_CONCURRENCY connections/requests at once (503 beyond), and header
-        # count/size are capped by web/api/security.py's HeaderLimits.
+        # count/size are capped by web/api/security.py's HeaderLimits once a head is whole.
         "timeout_keep_alive": 5,
         "limit_concurrency": LIMIT_CONCURRENCY,
-        "h11_max_incomplete_event_size": 16 * 1024,
+        # httptools with bounds on an unfinished head (size and time): runtime/http_limits.py.
+        "http": BoundedHttpToolsProtocol,
     }
     if settings.workers == 1:
         uvicorn.run(build_app(settings), **common)  # type: ignore[arg-type]

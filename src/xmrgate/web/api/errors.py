@@ -19,6 +19,7 @@ from xmrgate.domain.errors import (
     DatabaseUnavailable,
     Forbidden,
     HeadersTooLarge,
+    HeadTooSlow,
     InvalidInput,
     NotFound,
     Unauthorized,
@@ -35,6 +36,7 @@ log = logging.getLogger(__name__)
 # Most specific first: the first matching class decides.
 STATUS_OF: list[tuple[type[XmrgateError], int]] = [
     (HeadersTooLarge, 431),
+    (HeadTooSlow, 408),
     (BodyTooLarge, 413),
     (InvalidInput, 400),
     (Unauthorized, 401),
