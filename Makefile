@@ -25,7 +25,7 @@ dev: install
 # Two processes, each with its own regtest network; a module's tests stay in one process
 # (they share its gateway). The tests mostly wait on the chain: load stays near 2 cores.
 test: install system-deps
-	$(BIN)/python -m pytest -n 2 --dist loadscope
+	$(BIN)/python -m pytest -n 2 --dist loadscope --durations=15
 
 # Two processes as well: serially the 800 tests took 61-65 s on 2 cores (a third of it waiting
 # on PostgreSQL, node and Chromium), in two about 40 s.

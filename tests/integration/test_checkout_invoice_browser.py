@@ -36,7 +36,7 @@ __all__ = ["browser"]  # the module-scoped Chromium fixture, shared with the oth
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.browser,
-    pytest.mark.parametrize("gateway", ["sqlite"], indirect=True),
+    pytest.mark.parametrize("gateway", ["sqlite", "postgresql"], indirect=True),
 ]
 
 

@@ -107,10 +107,10 @@ def test_playground_pay_with_printed_commands(tmp_path: Path, flags: list[str]) 
     finally:
         proc.send_signal(signal.SIGINT)  # what Ctrl-C sends
         try:
-            proc.wait(timeout=30)
+            returncode = proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             proc.kill()
-            proc.wait()
+            returncode = proc.wait()
     pids = [state["pids"]["monerod"], state["pids"]["funder"], *state["pids"]["wallets"].values()]
     for pid in pids:
         with pytest.raises(ProcessLookupError):
@@ -120,3 +120,4 @@ def test_playground_pay_with_printed_commands(tmp_path: Path, flags: list[str]) 
     output = log_path.read_text()
     assert "Traceback" not in output and "KeyboardInterrupt" not in output, output[-3000:]
     assert output.rstrip().endswith("stopped."), output[-1000:]
+    assert returncode == 0, f"Ctrl-C ended the playground with {returncode}: {output[-1000:]}"

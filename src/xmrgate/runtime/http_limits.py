@@ -9,7 +9,8 @@ every byte). ``web/api/security.py``'s ``HeaderLimits`` only runs once a head is
 complete. This protocol is uvicorn's httptools protocol plus two bounds:
 
 - at most ``MAX_HEAD_BYTES`` received while a head is unfinished: 431 and close;
-- a head must be complete within ``HEAD_TIMEOUT`` of its first byte: 408 and close.
+- a head must be complete within ``HEAD_TIMEOUT`` of its first chunk: 408 and close
+  (timed only when a chunk leaves it unfinished; a usual head comes in one chunk).
 
 Subclassing uvicorn's protocol is a dependency on its internals (``data_received``,
 ``on_headers_complete``, ``on_message_complete``); ``tests/integration/test_security.py``
@@ -47,17 +48,20 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
     def data_received(self, data: bytes) -> None:
         """Count what arrives while a head is unfinished, then let httptools parse it."""
         if self._in_head:
-            if self._head_bytes == 0 and data:
-                self._head_timer = asyncio.get_running_loop().call_later(
-                    HEAD_TIMEOUT,
-                    self._refuse,
-                    HeadTooSlow(f"request head not complete within {HEAD_TIMEOUT:.0f} s"),
-                )
             self._head_bytes += len(data)
         super().data_received(data)
-        if self._in_head and self._head_bytes > MAX_HEAD_BYTES:
+        if not self._in_head or not self._head_bytes:
+            return  # the usual case: the whole head came in one chunk, nothing to time
+        if self._head_bytes > MAX_HEAD_BYTES:
             message = f"request line and headers exceed {MAX_HEAD_BYTES} bytes"
             self._refuse(HeadersTooLarge(message))
+        elif self._head_timer is None:
+            # Timed from the first chunk that left the head unfinished: a timer armed
+            # and cancelled for every request would be work on the hot GET path that
+            # only a head split across chunks needs.
+            too_slow = HeadTooSlow(f"request head not complete within {HEAD_TIMEOUT:.0f} s")
+            loop = asyncio.get_running_loop()
+            self._head_timer = loop.call_later(HEAD_TIMEOUT, self._refuse, too_slow)
 
     def on_headers_complete(self) -> None:
         """The head is whole: its bounds no longer apply to this request."""
