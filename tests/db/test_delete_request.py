@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select, text
 
+from tests.db.support import new_request
 from tests.unit.fakes import AllowAll, FakeWallet
 from xmrgate.adapters.store.db import Database
 from xmrgate.adapters.store.outbox import OutboxStore, insert_events
@@ -22,7 +23,6 @@ from xmrgate.core.payment_requests import PaymentRequests
 from xmrgate.core.sync import SyncEngine
 from xmrgate.domain.errors import NotFound, RequestHasFunds
 from xmrgate.domain.ledger import Transfer, TransferState
-from xmrgate.domain.records import PaymentRequest
 
 HEIGHT = 500
 TX = "ab" * 32
@@ -58,17 +58,6 @@ class PayingWallet:
         ]
 
 
-async def _request(db: Database, index: int) -> PaymentRequest:
-    return await PaymentStore(db).create(
-        address=f"8Pay{index}",
-        subaddr_index=index,
-        amount=100,
-        description="order",
-        callback_url="https://shop.example/cb",
-        return_url=None,
-    )
-
-
 def _use_case(db: Database, store: PaymentStore | None = None) -> PaymentRequests:
     return PaymentRequests(FakeWallet(), store or PaymentStore(db), OutboxStore(db), AllowAll())
 
@@ -94,7 +83,7 @@ async def _counts(db: Database, request_id: int) -> tuple[int, int, int]:
 
 def test_funded_request_is_refused_and_keeps_its_transfer_and_events(on_database: Any) -> None:
     async def scenario(db: Database) -> None:
-        paid = await _request(db, 1)
+        paid = await new_request(db, 1, prefix="8Pay", description="order")
         wallet = PayingWallet()
         wallet.paid = True
         await _tick(db, wallet)
@@ -111,8 +100,8 @@ def test_funded_request_is_refused_and_keeps_its_transfer_and_events(on_database
 
 def test_unpaid_request_is_deleted_then_not_found(on_database: Any) -> None:
     async def scenario(db: Database) -> None:
-        unpaid = await _request(db, 1)
-        other = await _request(db, 2)
+        unpaid = await new_request(db, 1, prefix="8Pay", description="order")
+        other = await new_request(db, 2, prefix="8Pay", description="order")
         await _use_case(db).delete(unpaid.address)
         assert await _counts(db, unpaid.id) == (0, 0, 0)
         assert await PaymentStore(db).get(other.address) == other
@@ -134,7 +123,7 @@ def test_transfer_recorded_after_the_use_case_looked_keeps_the_request(
     """
 
     async def scenario(db: Database) -> None:
-        request = await _request(db, 1)
+        request = await new_request(db, 1, prefix="8Pay", description="order")
         wallet = PayingWallet()
 
         class TickFirst(PaymentStore):
@@ -181,7 +170,7 @@ def test_delete_waiting_on_a_tick_that_records_a_transfer_is_refused(on_database
     """
 
     async def scenario(db: Database) -> None:
-        request = await _request(db, 1)
+        request = await new_request(db, 1, prefix="8Pay", description="order")
         transfer = Transfer(
             tx_hash=TX,
             subaddr_index=1,

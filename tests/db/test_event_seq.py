@@ -16,6 +16,7 @@ import pytest
 from alembic import command
 from sqlalchemy import Connection, text, update
 
+from tests.db.support import new_request
 from xmrgate.adapters.store import db as db_module
 from xmrgate.adapters.store.db import Database, alembic_config, utcnow
 from xmrgate.adapters.store.listing import SqlListing
@@ -38,17 +39,6 @@ def _event(request_id: int, n: int, *, callback: bool = True) -> dict[str, Any]:
         "callback_url": "https://shop.example/cb" if callback else None,
         "payload": "{}",
     }
-
-
-async def _request(db: Database, index: int) -> Any:
-    return await PaymentStore(db).create(
-        address=f"8Seq{index:05d}",
-        subaddr_index=index,
-        amount=100,
-        description="",
-        callback_url="https://shop.example/cb",
-        return_url=None,
-    )
 
 
 async def _add(db: Database, rows: list[dict[str, Any]]) -> None:
@@ -77,7 +67,7 @@ def test_a_deleted_newest_seq_is_never_handed_out_again(on_database: Any, how: s
     handed out before, and the feed after the highest seen returns it."""
 
     async def scenario(db: Database) -> None:
-        a, b = await _request(db, 1), await _request(db, 2)
+        a, b = await new_request(db, 1, prefix="8Seq"), await new_request(db, 2, prefix="8Seq")
         await _add(db, [_event(a.id, 1), _event(b.id, 2, callback=False)])
         await _add(db, [_event(a.id, 3), _event(b.id, 4)])
         feed = SqlListing(db)
