@@ -7,12 +7,16 @@ from xmrgate.adapters.store.payments import PaymentStore
 from xmrgate.domain.records import PaymentRequest
 
 
+# Decimal digits spelt in base58 (which has no 0): the use cases refuse other addresses.
+BASE58_DIGITS = str.maketrans("0123456789", "123456789A")
+
+
 async def new_request(
     db: Database, index: int, *, prefix: str = "8Req", description: str = ""
 ) -> PaymentRequest:
     """A payment request of 100 piconero at subaddress ``index``, with a callback URL."""
     return await PaymentStore(db).create(
-        address=f"{prefix}{index}",  # base58: no zero padding (the use cases check it)
+        address=prefix + str(index).translate(BASE58_DIGITS),
         subaddr_index=index,
         amount=100,
         description=description,
