@@ -6,7 +6,6 @@ from xmrgate.adapters.store.db import Database
 from xmrgate.adapters.store.payments import PaymentStore
 from xmrgate.domain.records import PaymentRequest
 
-
 # Decimal digits spelt in base58 (which has no 0): the use cases refuse other addresses.
 BASE58_DIGITS = str.maketrans("0123456789", "123456789A")
 
