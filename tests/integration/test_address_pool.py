@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -151,3 +152,79 @@ def test_wallet_identity_checks_do_not_list_every_subaddress(
         gw.close()
         proxy.close()
         wallet.stop()
+
+
+def test_wallet_restored_behind_the_gateways_back_is_extended_without_a_reopen(
+    devnet: Devnet, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """wallet-rpc restarted with ``--wallet-file`` on a wallet restored from the same keys
+    opens it by itself: the running gateway never gets 'no wallet open', so it sees no
+    reopen (the same as another worker process reopening it). The lookahead check before
+    every tick still finds the short table, extends it, and the payment to an index past
+    the wallet's lookahead is seen. (A check only after this process's own reopens
+    never ran here.)"""
+    stamp = f"{os.getpid()}-{int(time.time())}"
+    wallet = devnet.start_wallet_rpc(f"unseen-{stamp}")
+    workdir = tmp_path_factory.mktemp("unseen")
+    gw = GatewayProcess(
+        workdir,
+        wallet.url,
+        str(workdir / "x.sqlite3"),
+        ["--poll-frequency", "0.5s", *GATEWAY_ARGS],
+    )
+    restored = None
+    try:
+        gw.start()
+        with ThreadPoolExecutor(8) as pool:
+            made = list(pool.map(lambda _: gw.receive(XMR), range(260)))
+        index_of = {
+            m["address"]: wallet.call("get_address_index", {"address": m["address"]})["index"][
+                "minor"
+            ]
+            for m in made
+        }
+        highest = max(index_of, key=lambda a: index_of[a])
+        assert index_of[highest] > 250
+        keys = {
+            k: wallet.call("query_key", {"key_type": k})["key"] for k in ("spend_key", "view_key")
+        }
+        primary = wallet.call("get_address", {"account_index": 0, "address_index": [0]})["address"]
+        restored = devnet.start_wallet_rpc(f"unseen-restored-{stamp}")
+        restored.call(
+            "generate_from_keys",
+            {
+                "filename": "wallet",
+                "address": primary,
+                "spendkey": keys["spend_key"],
+                "viewkey": keys["view_key"],
+                "password": "",
+                "restore_height": 0,
+            },
+        )
+        restored.stop()  # writes the restored files
+        wallet.stop()
+        for path in restored.wallet_dir.glob("wallet*"):
+            shutil.copyfile(path, wallet.wallet_dir / path.name)
+        at = wallet.cmd.index("--wallet-dir")
+        wallet.cmd[at : at + 2] = [
+            "--wallet-file",
+            str(wallet.wallet_dir / "wallet"),
+            "--password",
+            "",
+        ]
+        wallet.restart()  # with the restored wallet open, by wallet-rpc itself
+        reopened = wallet.call("get_address", {"account_index": 0, "address_index": [0]})
+        assert reopened["address"] == primary
+        devnet.pay(highest, XMR, mine_blocks=1)
+        gw.wait_for(
+            f"the payment to subaddress {index_of[highest]} to be seen",
+            lambda: gw.get(f"/receive/{highest}").json(),
+            lambda body: body["amount"]["covered"]["total"] == XMR,
+            timeout=SYNC_WAIT,
+        )
+        assert "extending it and rescanning" in gw.log_tail(400)
+    finally:
+        gw.close()
+        wallet.stop()
+        if restored is not None:
+            restored.stop()
