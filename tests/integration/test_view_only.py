@@ -12,6 +12,7 @@ were never signed nor sent: the balance is there, so only the mode can refuse it
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -210,5 +211,23 @@ def test_wallet_init_says_what_is_wrong(devnet: Devnet, cold: ColdWallet) -> Non
         assert again.returncode != 0 and "already exists" in again.stderr, again.stderr
         full = wallet_init("--rpc-address", rpc.url)
         assert full.returncode != 0 and "already exists" in full.stderr
+    finally:
+        rpc.stop()
+
+
+def test_wallet_init_creates_a_full_wallet_the_gateway_can_open(devnet: Devnet) -> None:
+    """Plain ``xmrgate wallet init``: a new wallet with its spend key, closed (saved), its
+    address printed; opened by name it is that address and not view-only."""
+    rpc = devnet.start_wallet_rpc(f"init-full-{uuid.uuid4().hex[:6]}")
+    try:
+        result = wallet_init("--rpc-address", rpc.url)
+        assert result.returncode == 0, result.stderr
+        assert (rpc.wallet_dir / "wallet.keys").exists()
+        printed = re.search(r"address: (\w+)", result.stdout)
+        assert printed is not None, result.stdout
+        rpc.call("open_wallet", {"filename": "wallet", "password": ""})
+        opened = rpc.call("get_address", {"account_index": 0, "address_index": [0]})
+        assert opened["address"] == printed.group(1)
+        assert rpc.call("query_key", {"key_type": "spend_key"})["key"].strip("0") != ""
     finally:
         rpc.stop()
