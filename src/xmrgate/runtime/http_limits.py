@@ -30,7 +30,8 @@ from xmrgate.web.api.errors import error_answer
 
 # Request line and headers together; HeaderLimits then holds the headers to 16 KB.
 MAX_HEAD_BYTES = 64 * 1024
-# From a head's first byte to its blank line; a real client sends it in one packet.
+# From the first chunk that leaves a head unfinished to its blank line; a real client
+# sends a head in one packet, so only a slow or hostile one is ever timed.
 HEAD_TIMEOUT = 10.0
 
 _REASONS = {408: b"Request Timeout", 431: b"Request Header Fields Too Large"}
