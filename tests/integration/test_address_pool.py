@@ -13,12 +13,13 @@ import shutil
 import signal
 import time
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 
 from tests.integration.rpc_stall_proxy import StallingRpcProxy
 from testsupport.gateway import SYNC_WAIT, Gateway, GatewayProcess
-from xmrgate.devnet import Devnet
+from xmrgate.devnet import Devnet, WalletRpc
 
 pytestmark = pytest.mark.integration
 
@@ -70,26 +71,25 @@ def test_pooled_gateway_with_empty_pool_and_hung_wallet_answers_503_under_a_seco
         wallet.stop()
 
 
-def test_restored_wallet_sees_a_payment_to_an_index_past_the_lookahead(
-    gateway: Gateway, devnet: Devnet, tmp_path_factory: pytest.TempPathFactory
-) -> None:
+def _requests_past_the_lookahead(gw: GatewayProcess, wallet: WalletRpc) -> tuple[str, int]:
+    """260 requests; the address and index of the highest (past wallet2's lookahead)."""
     with ThreadPoolExecutor(8) as pool:
-        made = list(pool.map(lambda _: gateway.receive(XMR), range(260)))
-    highest = max(
-        made,
-        key=lambda m: gateway.wallet.call("get_address_index", {"address": m["address"]})["index"][
-            "minor"
-        ],
-    )
-    index = gateway.wallet.call("get_address_index", {"address": highest["address"]})
-    assert index["index"]["minor"] > 250
-    keys = {
-        k: gateway.wallet.call("query_key", {"key_type": k})["key"]
-        for k in ("spend_key", "view_key")
+        made = list(pool.map(lambda _: gw.receive(XMR), range(260)))
+    index_of = {
+        m["address"]: wallet.call("get_address_index", {"address": m["address"]})["index"]["minor"]
+        for m in made
     }
-    primary = gateway.wallet.call("get_address", {"account_index": 0})["address"]
-    gateway.stop()
-    restored = devnet.start_wallet_rpc(f"restored-{os.getpid()}-{int(time.time())}")
+    highest = max(index_of, key=lambda a: index_of[a])
+    assert index_of[highest] > 250
+    return highest, index_of[highest]
+
+
+def _restore_from_keys(devnet: Devnet, wallet: WalletRpc, name: str) -> WalletRpc:
+    """A new wallet-rpc with ``wallet``'s wallet restored from its keys as 'wallet'
+    (its subaddress table starts at 0 again, as after any restore)."""
+    keys = {k: wallet.call("query_key", {"key_type": k})["key"] for k in ("spend_key", "view_key")}
+    primary = wallet.call("get_address", {"account_index": 0, "address_index": [0]})["address"]
+    restored = devnet.start_wallet_rpc(f"{name}-{os.getpid()}-{int(time.time())}")
     restored.call(
         "generate_from_keys",
         {
@@ -101,6 +101,25 @@ def test_restored_wallet_sees_a_payment_to_an_index_past_the_lookahead(
             "restore_height": 0,
         },
     )
+    return restored
+
+
+def _wait_for_payment(gw: GatewayProcess, address: str, index: int) -> dict[str, Any]:
+    body: dict[str, Any] = gw.wait_for(
+        f"the payment to subaddress {index} to be seen",
+        lambda: gw.get(f"/receive/{address}").json(),
+        lambda body: body["amount"]["covered"]["total"] == XMR,
+        timeout=SYNC_WAIT,
+    )
+    return body
+
+
+def test_restored_wallet_sees_a_payment_to_an_index_past_the_lookahead(
+    gateway: Gateway, devnet: Devnet, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    highest, index = _requests_past_the_lookahead(gateway, gateway.wallet)
+    gateway.stop()
+    restored = _restore_from_keys(devnet, gateway.wallet, "restored")
     again = GatewayProcess(
         tmp_path_factory.mktemp("restored"),
         restored.url,
@@ -110,13 +129,8 @@ def test_restored_wallet_sees_a_payment_to_an_index_past_the_lookahead(
     try:
         again.start()
         assert "extending it and rescanning" in again.log_tail(400)
-        devnet.pay(highest["address"], XMR, mine_blocks=1)
-        status = again.wait_for(
-            f"the payment to subaddress {index['index']['minor']} to be seen",
-            lambda: again.get(f"/receive/{highest['address']}").json(),
-            lambda body: body["amount"]["covered"]["total"] == XMR,
-            timeout=SYNC_WAIT,
-        )
+        devnet.pay(highest, XMR, mine_blocks=1)
+        status = _wait_for_payment(again, highest, index)
         assert status["transactions"][0]["amount"] == XMR
     finally:
         again.close()
@@ -163,8 +177,7 @@ def test_wallet_restored_behind_the_gateways_back_is_extended_without_a_reopen(
     every tick still finds the short table, extends it, and the payment to an index past
     the wallet's lookahead is seen. (A check only after this process's own reopens
     never ran here.)"""
-    stamp = f"{os.getpid()}-{int(time.time())}"
-    wallet = devnet.start_wallet_rpc(f"unseen-{stamp}")
+    wallet = devnet.start_wallet_rpc(f"unseen-{os.getpid()}-{int(time.time())}")
     workdir = tmp_path_factory.mktemp("unseen")
     gw = GatewayProcess(
         workdir,
@@ -175,32 +188,9 @@ def test_wallet_restored_behind_the_gateways_back_is_extended_without_a_reopen(
     restored = None
     try:
         gw.start()
-        with ThreadPoolExecutor(8) as pool:
-            made = list(pool.map(lambda _: gw.receive(XMR), range(260)))
-        index_of = {
-            m["address"]: wallet.call("get_address_index", {"address": m["address"]})["index"][
-                "minor"
-            ]
-            for m in made
-        }
-        highest = max(index_of, key=lambda a: index_of[a])
-        assert index_of[highest] > 250
-        keys = {
-            k: wallet.call("query_key", {"key_type": k})["key"] for k in ("spend_key", "view_key")
-        }
+        highest, index = _requests_past_the_lookahead(gw, wallet)
         primary = wallet.call("get_address", {"account_index": 0, "address_index": [0]})["address"]
-        restored = devnet.start_wallet_rpc(f"unseen-restored-{stamp}")
-        restored.call(
-            "generate_from_keys",
-            {
-                "filename": "wallet",
-                "address": primary,
-                "spendkey": keys["spend_key"],
-                "viewkey": keys["view_key"],
-                "password": "",
-                "restore_height": 0,
-            },
-        )
+        restored = _restore_from_keys(devnet, wallet, "unseen-restored")
         restored.stop()  # writes the restored files
         wallet.stop()
         for path in restored.wallet_dir.glob("wallet*"):
@@ -216,12 +206,7 @@ def test_wallet_restored_behind_the_gateways_back_is_extended_without_a_reopen(
         reopened = wallet.call("get_address", {"account_index": 0, "address_index": [0]})
         assert reopened["address"] == primary
         devnet.pay(highest, XMR, mine_blocks=1)
-        gw.wait_for(
-            f"the payment to subaddress {index_of[highest]} to be seen",
-            lambda: gw.get(f"/receive/{highest}").json(),
-            lambda body: body["amount"]["covered"]["total"] == XMR,
-            timeout=SYNC_WAIT,
-        )
+        _wait_for_payment(gw, highest, index)
         assert "extending it and rescanning" in gw.log_tail(400)
     finally:
         gw.close()
