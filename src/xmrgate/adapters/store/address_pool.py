@@ -38,13 +38,16 @@ class SqlAddressPool:
             )
 
     async def highest_index(self) -> int:
-        """The highest subaddress index in use or in the pool (0 when none)."""
+        """The highest subaddress index in use or in the pool (0 when none).
+
+        One round trip (the lookahead check asks before every tick); each max is read
+        from its unique index.
+        """
+        in_requests = select(func.max(payment_requests.c.subaddr_index)).scalar_subquery()
+        in_pool = select(func.max(address_pool.c.subaddr_index)).scalar_subquery()
         async with self._db.read() as conn:
-            in_requests = (
-                await conn.execute(select(func.max(payment_requests.c.subaddr_index)))
-            ).scalar()
-            in_pool = (await conn.execute(select(func.max(address_pool.c.subaddr_index)))).scalar()
-        return max(int(in_requests or 0), int(in_pool or 0))
+            row = (await conn.execute(select(in_requests, in_pool))).one()
+        return max(int(row[0] or 0), int(row[1] or 0))
 
     async def add(self, entries: Sequence[tuple[str, int]]) -> None:
         """Add (address, index) pairs the wallet created and saved."""
