@@ -124,14 +124,16 @@ class Settings(BaseSettings):
     admin: bool = Field(
         True, description="Serve the merchant dashboard at /admin (its data needs API keys)."
     )
+    # Sized for bursts (issue 17): 200 requests in a row come from the pool, at the
+    # database's speed; past it the wallet's create_address rate (~120-160/s) bounds them.
     address_pool_size: int = Field(
-        100,
+        250,
         ge=0,
         le=10_000,
         description="Subaddresses kept ready for POST /receive (0: ask the wallet each time).",
     )
     address_pool_low_water: int = Field(
-        25, ge=0, description="Refill the address pool when it holds this many or fewer."
+        150, ge=0, description="Refill the address pool when it holds this many or fewer."
     )
     idempotency_ttl: Duration = Field(
         24 * 3600.0, gt=0, description="How long Idempotency-Key answers are kept."

@@ -16,7 +16,8 @@ from tests.unit.fakes import (
     FakePoolWallet,
     FakeWallet,
 )
-from xmrgate.core.address_pool import STALL, AddressPool, Labeler, ensure_lookahead
+from xmrgate.core import address_pool, payment_requests
+from xmrgate.core.address_pool import SILENCE, AddressPool, Labeler, ensure_lookahead
 from xmrgate.core.payment_requests import NewPaymentRequest, PaymentRequests
 from xmrgate.domain.errors import AddressPoolEmpty, WalletUnavailable
 from xmrgate.domain.records import PaymentRequest
@@ -68,8 +69,8 @@ def _use_case(
     )
 
 
-async def _never() -> bool:
-    return False
+async def _never(_deadline: float) -> None:
+    raise AddressPoolEmpty("no refill runs")
 
 
 def test_create_takes_from_the_pool_without_asking_the_wallet() -> None:
@@ -93,38 +94,76 @@ def test_create_takes_from_the_pool_without_asking_the_wallet() -> None:
 
 
 class SlowPoolWallet(FakePoolWallet):
-    """Each batch takes ``delay`` seconds; ``hang`` makes every batch after the first hang."""
+    """Each batch takes ``delay`` seconds; ``hang`` makes every batch after the first hang;
+    ``down`` refuses every batch after the first; ``busy_every`` makes every n-th save take
+    ``busy`` seconds (a sync tick's refresh or a large wallet file's ``store`` ahead of it)."""
 
-    def __init__(self, delay: float = 0.0, *, hang: bool = False, down: bool = False) -> None:
+    def __init__(
+        self,
+        delay: float = 0.0,
+        *,
+        hang: bool = False,
+        down: bool = False,
+        busy: float = 0.0,
+        busy_every: int = 0,
+    ) -> None:
         super().__init__()
         self.delay, self.hang, self.down = delay, hang, down
+        self.busy, self.busy_every, self.saves = busy, busy_every, 0
 
     async def create_addresses(self, count: int) -> list[tuple[str, int]]:
         if self.calls and self.down:
-            raise WalletUnavailable("connection refused", request_sent=False)
+            raise WalletUnavailable("wallet-rpc refused the connection", request_sent=False)
         if self.calls and self.hang:
             await asyncio.Event().wait()
         await asyncio.sleep(self.delay)
         return await super().create_addresses(count)
 
+    async def save(self) -> None:
+        self.saves += 1
+        if self.busy_every and self.saves % self.busy_every == 0:
+            await asyncio.sleep(self.busy)
+        await super().save()
+
 
 async def _with_refill_loop(
-    wallet: FakePoolWallet, size: int, requests: int
+    wallet: FakePoolWallet,
+    size: int,
+    requests: int,
+    *,
+    sequential: bool = False,
+    start_loop_after: float = 0.0,
+    wallet_down: str | None = None,
 ) -> tuple[list[PaymentRequest | BaseException], float]:
-    """Fill a pool, run its refill loop, make ``requests`` concurrent requests."""
+    """Fill a pool, run its refill loop, make ``requests`` concurrent (or sequential)
+    requests; ``start_loop_after`` delays the loop as the start-up's first check does."""
     store = FakePoolStore()
-    pool = AddressPool(wallet, store, size=size, low_water=0)
-    await pool.refill()
+    pool = AddressPool(wallet, store, size=size, low_water=0, wallet_down=lambda: wallet_down)
+    if not start_loop_after:
+        await pool.refill()
     stop = asyncio.Event()
-    loop = asyncio.create_task(pool.run(stop, every=60))
+
+    async def run_loop() -> None:
+        await asyncio.sleep(start_loop_after)
+        await pool.run(stop, every=60)
+
+    loop = asyncio.create_task(run_loop())
     await asyncio.sleep(0)
     use_case = _use_case(store, pool=pool)
     started = time.monotonic()
+    made: list[PaymentRequest | BaseException] = []
     try:
-        made = await asyncio.gather(
-            *(use_case.create(NewPaymentRequest(amount=1)) for _ in range(requests)),
-            return_exceptions=True,
-        )
+        if sequential:
+            for _ in range(requests):
+                try:
+                    made.append(await use_case.create(NewPaymentRequest(amount=1)))
+                except AddressPoolEmpty as exc:
+                    made.append(exc)
+        else:
+            made = await asyncio.gather(
+                *(use_case.create(NewPaymentRequest(amount=1)) for _ in range(requests)),
+                return_exceptions=True,
+            )
     finally:
         stop.set()
         loop.cancel()  # a hung wallet call never returns by itself
@@ -133,35 +172,96 @@ async def _with_refill_loop(
     return made, time.monotonic() - started
 
 
+def _all_made(made: list[PaymentRequest | BaseException], count: int) -> None:
+    refused = [m for m in made if not isinstance(m, PaymentRequest)]
+    assert not refused, refused[:3]
+    assert len({m.subaddr_index for m in made if isinstance(m, PaymentRequest)}) == count
+
+
 def test_requests_on_an_empty_pool_wait_for_the_refill_not_the_wallet() -> None:
-    # Each batch takes 0.3 s (under STALL), 3 per batch for 20 requests: about 2 s of
-    # refills, and no request asks the wallet itself (NoWallet would raise).
+    # Each batch takes 0.3 s, 3 per batch for 20 requests: about 2 s of refills, and no
+    # request asks the wallet itself (NoWallet would raise).
     made, _ = asyncio.run(_with_refill_loop(SlowPoolWallet(delay=0.3), size=3, requests=20))
-    assert all(isinstance(m, PaymentRequest) for m in made), made
-    indices = [m.subaddr_index for m in made if isinstance(m, PaymentRequest)]
-    assert len(set(indices)) == 20
+    _all_made(made, 20)
 
 
 def test_refill_for_waiting_requests_comes_in_small_batches() -> None:
-    # A batch of 64 can take wallet-rpc past STALL on a loaded host; waiters get 16s.
+    # A batch of 64 can take wallet-rpc a second on a loaded host; waiters get 16s.
     wallet = SlowPoolWallet(delay=0.01)
     made, _ = asyncio.run(_with_refill_loop(wallet, size=64, requests=80))
-    assert all(isinstance(m, PaymentRequest) for m in made), made
+    _all_made(made, 80)
     assert wallet.calls[0] == 64 and wallet.calls[1] == 16, wallet.calls
 
 
-def test_empty_pool_with_a_hung_wallet_is_503_in_under_a_second() -> None:
+def test_a_busy_wallet_is_waited_for_not_refused() -> None:
+    """Issue 17: a wallet that is busy for 1.5 s now and then (a sync tick's refresh, the
+    ``store`` of a large wallet file) is not a dead one. The old rule (a step older than
+    0.75 s means hung) refused every waiting request at once: 30 of a 260-request burst."""
+    wallet = SlowPoolWallet(delay=0.01, busy=1.0, busy_every=3)
+    made, _ = asyncio.run(_with_refill_loop(wallet, size=10, requests=30, sequential=True))
+    _all_made(made, 30)
+    assert wallet.saves >= 3, "the wallet was never busy: the test proves nothing"
+    wallet = SlowPoolWallet(delay=0.01, busy=1.0, busy_every=2)
+    made, _ = asyncio.run(_with_refill_loop(wallet, size=10, requests=30))
+    _all_made(made, 30)
+    assert wallet.saves >= 2, "the wallet was never busy: the test proves nothing"
+
+
+def test_empty_pool_with_a_hung_wallet_is_503_after_a_silence(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A stopped wallet-rpc: nothing answers, so the waiting requests get 503 saying so
+    once the refill's call has gone unanswered for SILENCE seconds, within the budget."""
+    assert SILENCE < payment_requests.WALLET_WAIT
+    monkeypatch.setattr(address_pool, "SILENCE", 1.0)
     made, elapsed = asyncio.run(_with_refill_loop(SlowPoolWallet(hang=True), size=2, requests=4))
     assert [type(m) for m in made[:2]] == [PaymentRequest, PaymentRequest]
     assert all(isinstance(m, AddressPoolEmpty) for m in made[2:]), made
-    assert STALL <= elapsed < 1.0
+    assert "has not answered for 1 s" in str(made[2])
+    assert 1.0 <= elapsed < 1.5
 
 
 def test_empty_pool_with_the_wallet_down_is_503_at_once() -> None:
     made, elapsed = asyncio.run(_with_refill_loop(SlowPoolWallet(down=True), size=1, requests=3))
     assert isinstance(made[0], PaymentRequest)
     assert all(isinstance(m, AddressPoolEmpty) for m in made[1:]), made
+    assert "refused the connection" in str(made[1])
     assert elapsed < 0.5
+
+
+def test_a_slow_wallet_is_waited_for_up_to_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wallet that answers, but slower than the requests need, is waited for until the
+    budget is spent; the 503 then says it answers but made none in time."""
+    monkeypatch.setattr(payment_requests, "WALLET_WAIT", 1.0)
+    made, _ = asyncio.run(_with_refill_loop(SlowPoolWallet(delay=0.7), size=1, requests=4))
+    refused = [m for m in made if isinstance(m, AddressPoolEmpty)]
+    assert refused and "answers but made none within 1 s" in str(refused[0])
+    made_count = sum(isinstance(m, PaymentRequest) for m in made)
+    assert made_count == 2, "a 0.7 s refill was not waited for"
+
+
+def test_requests_at_start_wait_for_the_first_fill() -> None:
+    """Issue 17: right after start the pool is empty and its loop not yet running (the
+    supervisor checks the wallet first); a request waits for it instead of a 503."""
+    made, elapsed = asyncio.run(
+        _with_refill_loop(FakePoolWallet(), size=5, requests=3, start_loop_after=1.0)
+    )
+    _all_made(made, 3)
+    assert elapsed >= 1.0
+
+
+def test_requests_at_start_fail_fast_when_the_wallet_is_known_down() -> None:
+    made, elapsed = asyncio.run(
+        _with_refill_loop(
+            FakePoolWallet(),
+            size=5,
+            requests=2,
+            start_loop_after=3.0,
+            wallet_down="wallet-rpc is not usable yet (connection refused)",
+        )
+    )
+    assert all(isinstance(m, AddressPoolEmpty) for m in made), made
+    assert "connection refused" in str(made[0]) and elapsed < 0.5
 
 
 def test_empty_pool_without_a_refill_loop_is_503() -> None:

@@ -60,7 +60,7 @@ def test_restricted_wallet_rpc_stops_ticks_and_says_so_until_the_flag_is_gone() 
     assert asyncio.run(checks.before_tick()) is False
     assert wallet.calls == [], "the lookahead ran against a wallet that cannot store"
     with pytest.raises(WalletUnavailable, match="--restricted-rpc") as refused:
-        identity.require_usable()
+        asyncio.run(identity.require_usable())
     assert refused.value.request_sent is False
     status, message, mode = _health(identity)
     assert (status, mode) == (503, "restricted") and "--restricted-rpc" in (message or "")
@@ -70,7 +70,7 @@ def test_restricted_wallet_rpc_stops_ticks_and_says_so_until_the_flag_is_gone() 
     assert asyncio.run(checks.before_tick()) is True
     assert identity.restricted is None and identity.mode == "full"
     assert wallet.mode_checks == 3
-    identity.require_usable()
+    asyncio.run(identity.require_usable())
     assert _health(identity)[0] == 200
 
 

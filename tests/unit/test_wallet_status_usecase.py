@@ -4,6 +4,7 @@ and nothing created or sent before the open wallet was checked."""
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import pytest
@@ -26,6 +27,7 @@ from xmrgate.core.payouts import Destination, Payouts
 from xmrgate.core.wallet_mode import WalletMode
 from xmrgate.core.wallet_status import WalletIdentity, WalletStatus, verify_identity
 from xmrgate.domain.errors import WalletUnavailable
+from xmrgate.domain.records import PaymentRequest
 from xmrgate.web.api.errors import error_answer
 
 
@@ -142,8 +144,9 @@ def test_nothing_is_sent_or_created_before_the_wallet_was_checked() -> None:
     """The HTTP app serves before the supervisor has compared the open wallet with the one
     the database belongs to: until then a payout, a request made on the wallet and the
     balance are 503 with nothing journaled, sent or created, and the Idempotency-Key is
-    released (nothing happened: the retry runs). Reads of the database keep working."""
-    identity = WalletIdentity()
+    released (nothing happened: the retry runs). Reads of the database keep working.
+    (Each waits ``wait_budget`` for the first check: 0.2 s here, 5 s in a gateway.)"""
+    identity = WalletIdentity(wait_budget=0.2)
     cases = _UseCases(identity)
     stored = asyncio.run(
         cases.payments.create(
@@ -172,11 +175,51 @@ def test_nothing_is_sent_or_created_before_the_wallet_was_checked() -> None:
 def test_an_identity_check_without_the_mode_still_refuses() -> None:
     """The identity was compared but the mode question (restricted? view-only?) has not
     been answered yet, e.g. wallet-rpc stopped answering in between: still refused."""
-    identity = WalletIdentity()
+    identity = WalletIdentity(wait_budget=0.2)
     asyncio.run(verify_identity(FakeModeWallet(primary="4A"), FakeIdentityStore("4A"), identity))
     assert identity.mismatch is None and identity.mode is None
     with pytest.raises(WalletUnavailable, match="not been checked yet"):
-        identity.require_usable()
+        asyncio.run(identity.require_usable())
+
+
+def test_at_start_payouts_requests_and_balance_wait_for_the_first_check() -> None:
+    """Issue 17: the HTTP app answers about a second before the supervisor's first check;
+    a payout, a request on the wallet and the balance made then wait for that check
+    (within the budget) instead of an immediate 503."""
+    identity = WalletIdentity()
+    cases = _UseCases(identity)
+
+    async def start_then_use() -> tuple[Any, PaymentRequest, tuple[int, int], float]:
+        async def check_later() -> None:
+            await asyncio.sleep(0.5)  # the supervisor's first check lands
+            await verify_identity(FakeModeWallet(primary="4A"), FakeIdentityStore("4A"), identity)
+            await WalletMode(FakeModeWallet(primary="4A"), identity).detect()
+
+        started = time.monotonic()
+        checker = asyncio.create_task(check_later())
+        paid, made, balance = await asyncio.gather(
+            cases.pay(), cases.requests.create(NewPaymentRequest(amount=1)), cases.status.balance()
+        )
+        await checker
+        return paid, made, balance, time.monotonic() - started
+
+    paid, made, balance, elapsed = asyncio.run(start_then_use())
+    assert paid["tx_hash_list"] and len(cases.wallet.sent) == 1
+    assert cases.payments.requests[made.address] == made and balance == (5, 3)
+    assert 0.5 <= elapsed < 2.0
+
+
+def test_at_start_a_wallet_known_down_fails_fast_saying_why() -> None:
+    """The supervisor's last attempt was refused: waiting 5 s would only delay the 503."""
+    identity = WalletIdentity(unreachable="wallet-rpc refused the connection")
+    cases = _UseCases(identity)
+    started = time.monotonic()
+    with pytest.raises(WalletUnavailable, match="refused the connection") as refused:
+        asyncio.run(cases.pay())
+    assert refused.value.request_sent is False and cases.wallet.sent == []
+    with pytest.raises(WalletUnavailable, match="refused the connection"):
+        asyncio.run(cases.status.balance())
+    assert time.monotonic() - started < 0.5
 
 
 def test_after_the_first_check_payouts_requests_and_balance_run() -> None:

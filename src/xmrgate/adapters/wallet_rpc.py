@@ -141,8 +141,9 @@ class WalletClient:
             )
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             # The request never reached the wallet: nothing happened there.
+            # Say which (refused, no route, DNS): a waiting request's 503 repeats it.
             raise WalletUnavailable(
-                f"wallet-rpc unreachable: {type(exc).__name__}", request_sent=False
+                f"wallet-rpc unreachable: {type(exc).__name__} ({exc})", request_sent=False
             ) from exc
         except httpx.TimeoutException as exc:
             raise WalletTimeout(f"wallet-rpc did not answer {method} in time") from exc

@@ -24,6 +24,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
+from xmrgate.domain.errors import AddressPoolEmpty
 from xmrgate.domain.records import PaymentRequest
 
 log = logging.getLogger(__name__)
@@ -31,16 +32,19 @@ log = logging.getLogger(__name__)
 # wallet-rpc's create_address takes 1..64 per call.
 MAX_BATCH = 64
 # While requests wait on an empty pool: smaller batches, offered sooner. A batch of 64
-# takes wallet-rpc ~0.5 s (up to 1 s on a loaded host, past STALL); 16 take ~0.13 s.
+# takes wallet-rpc ~0.5 s (up to 1 s on a loaded host); 16 take ~0.13 s.
 URGENT_BATCH = 16
 # Seconds between two looks at the pool's size when takes keep waking the refiller.
 WAKE_GAP = 0.5
 # Seconds between two labels (at most 50 a second).
 LABEL_GAP = 0.02
-# A refill step (one wallet or database call) running this long means the wallet is
-# hung: requests waiting on an empty pool get 503 instead of waiting on (issue: < 1 s).
-STALL = 0.75
-# How often a waiting request looks whether the refill step it waits on stalled.
+# A refill step (one wallet or database call) unanswered this long means the wallet is
+# stopped or hung: requests waiting on an empty pool get 503 instead of waiting on. A
+# busy wallet is not a dead one: wallet-rpc is single-threaded, so a sync tick's refresh
+# or the ``store`` of a large wallet file holds every other call for up to a second or
+# two (issue 17: a 0.75 s rule refused 30 requests of a 260-request burst at once).
+SILENCE = 3.0
+# How often a waiting request looks whether the refill step it waits on went silent.
 STALL_CHECK = 0.05
 
 
@@ -92,6 +96,13 @@ async def _always_ok() -> bool:
     return True
 
 
+def _never_down() -> str | None:
+    return None
+
+
+RETRY = "retry in a few seconds"
+
+
 class AddressPool:
     """Keeps the pool filled from the wallet."""
 
@@ -103,15 +114,21 @@ class AddressPool:
         size: int,
         low_water: int,
         wallet_ok: Callable[[], Awaitable[bool]] = _always_ok,
+        wallet_down: Callable[[], str | None] = _never_down,
     ) -> None:
         self._wallet = wallet
         self._wallet_ok = wallet_ok
+        # Before the loop runs (start-up: the wallet's first check and fill), why the last
+        # attempt to reach the wallet failed, or None: waiters fail fast only then.
+        self._wallet_down = wallet_down
         self._store = store
         self._size = size
         self._low_water = low_water
         self._wake = asyncio.Event()
         self._hurry = asyncio.Event()  # a request waits on an empty pool: skip WAKE_GAP
         self._running = False
+        self._stopped = False
+        self._last_failure = ""
         self._rounds = 0  # refill rounds that ended, and how many of them failed
         self._failures = 0
         self._round_ended = asyncio.Event()
@@ -121,28 +138,47 @@ class AddressPool:
         """Ask the refill loop to look at the pool now (a request just took one)."""
         self._wake.set()
 
-    async def next_round(self) -> bool:
+    async def next_round(self, deadline: float) -> None:
         """Wake the refill loop at once and wait for its next round to end.
 
-        True when a round ended well (the pool may hold new subaddresses: take again);
-        False when it cannot deliver: the loop is not running, the round failed (wallet
-        or database down), or one of its calls has been running for ``STALL`` seconds
-        (wallet hung). Waiting here instead of asking the wallet directly keeps a burst
-        of requests from queueing hundreds of single calls ahead of the refill's batch.
+        Returns when a round ended well (the pool may hold new subaddresses: take again)
+        or at ``deadline`` (a ``time.monotonic()`` value: the caller's budget is spent).
+        Raises AddressPoolEmpty, saying which, only when the wallet is known to be down:
+        the round failed (connection refused, wallet or database error), a call of the
+        round went unanswered for ``SILENCE`` seconds (wallet stopped or hung), or, at
+        start-up before the loop runs, the last attempt to reach the wallet failed.
+        Waiting here instead of asking the wallet directly keeps a burst of requests
+        from queueing hundreds of single calls ahead of the refill's batch.
         """
         if not self._running:
-            return False
+            if self._stopped:
+                raise AddressPoolEmpty(f"the gateway is stopping; {RETRY}")
+            down = self._wallet_down()
+            if down is not None:
+                raise AddressPoolEmpty(f"no subaddress is ready and {down}; {RETRY}")
+            # Start-up: the wallet's first check and fill, whose batches are offered as
+            # each is saved; the caller takes again after this short wait.
+            await asyncio.sleep(min(STALL_CHECK, max(0.0, deadline - time.monotonic())))
+            return
         rounds, failures = self._rounds, self._failures
         self._wake.set()
         self._hurry.set()
         while self._rounds == rounds:
             since = self._step_since
-            if since is not None and time.monotonic() - since > STALL:
-                return False
+            if since is not None and time.monotonic() - since > SILENCE:
+                raise AddressPoolEmpty(
+                    f"no subaddress is ready and wallet-rpc has not answered for "
+                    f"{SILENCE:.0f} s (stopped or hung?); {RETRY}"
+                )
+            if time.monotonic() >= deadline:
+                return
             ended = self._round_ended
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(ended.wait(), timeout=STALL_CHECK)
-        return self._failures == failures
+        if self._failures != failures:
+            raise AddressPoolEmpty(
+                f"no subaddress is ready and the refill failed ({self._last_failure}); {RETRY}"
+            )
 
     async def refill(self) -> int:
         """Top the pool up to its size when it is at or below the low-water mark.
@@ -192,7 +228,7 @@ class AddressPool:
         return added
 
     def _step(self) -> None:
-        """Mark the start of one call: ``next_round`` tells a hung one by its age."""
+        """Mark the start of one call: ``next_round`` tells a silent one by its age."""
         self._step_since = time.monotonic()
 
     async def _skip_to(self, last: int, highest: int) -> None:
@@ -215,7 +251,8 @@ class AddressPool:
                     await self.refill()
                 except Exception as exc:  # the wallet or database is down: try again later
                     failed = True
-                    log.warning("address pool refill failed: %s", getattr(exc, "message", exc))
+                    self._last_failure = str(getattr(exc, "message", exc))
+                    log.warning("address pool refill failed: %s", self._last_failure)
                 finally:
                     self._end_round(failed)
                 with contextlib.suppress(TimeoutError):
@@ -227,6 +264,8 @@ class AddressPool:
                         await asyncio.wait_for(_first(self._hurry, stop), timeout=WAKE_GAP)
         finally:
             self._running = False
+            self._stopped = True
+            self._last_failure = "the gateway is stopping"
             self._end_round(failed=True)
 
     def _end_round(self, failed: bool) -> None:

@@ -2,8 +2,10 @@
 
 Reads come from the database only, never the wallet. With the address pool (the
 default), creating a request takes a subaddress created ahead (``address_pool.py``);
-when the pool is empty it waits for the refill loop's next batch, and answers 503
-when that loop cannot deliver (wallet down or hung). Without a pool, it asks the
+when the pool is empty it waits for the refill loop's next batches (up to
+``WALLET_WAIT`` seconds, also at start-up before the wallet's first check and fill),
+and answers 503 early only when the wallet is known to be down (refused, or silent for
+a few seconds), saying which. Without a pool, it asks the
 wallet; if wallet-rpc was killed before it saved, it forgets the subaddresses it
 handed out since and offers an index we already use. The unique index refuses the
 duplicate and ``create`` moves the wallet's counter past every index in use, then
@@ -27,6 +29,7 @@ from typing import Any
 
 from xmrgate.core.address_pool import AddressPoolRepository
 from xmrgate.core.ports import OutboxRepository, PaymentRepository, UrlGuard, Wallet
+from xmrgate.core.wallet_status import WALLET_WAIT
 from xmrgate.domain.addresses import looks_like_address
 from xmrgate.domain.errors import (
     AddressPoolEmpty,
@@ -41,12 +44,14 @@ log = logging.getLogger(__name__)
 
 # wallet-rpc keeps labels short in its cache file; longer descriptions stay in our DB.
 LABEL_LENGTH = 100
-# Seconds a request waits on an empty pool while the refill keeps making progress.
-POOL_WAIT = 5.0
 
 
-async def _no_refill() -> bool:
-    return False
+async def _no_refill(_deadline: float) -> None:
+    raise AddressPoolEmpty("no subaddress is ready and no refill runs; retry in a few seconds")
+
+
+async def _no_wait() -> None:
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,11 +104,11 @@ class PaymentRequests:
         url_guard: UrlGuard,
         *,
         wake_callbacks: Callable[[], None] = lambda: None,
-        require_wallet: Callable[[], None] = lambda: None,
+        require_wallet: Callable[[], Awaitable[None]] = _no_wait,
         refuse_wallet_problem: Callable[[], None] = lambda: None,
         pool: AddressPoolRepository | None = None,
         pool_used: Callable[[], None] = lambda: None,
-        pool_refilled: Callable[[], Awaitable[bool]] = _no_refill,
+        pool_refilled: Callable[[float], Awaitable[None]] = _no_refill,
         label_later: Callable[[int, str], None] = lambda _index, _label: None,
     ) -> None:
         self._pool = pool
@@ -123,12 +128,13 @@ class PaymentRequests:
 
         The pool is guarded only against a wallet known to be wrong: its subaddresses were
         checked when pooled, so the pool answers while wallet-rpc is down, also at start
-        before this process could check the wallet. The wallet path needs a checked wallet.
+        before this process could check the wallet. The wallet path needs a checked wallet
+        (and waits for the first check at start-up, within ``WALLET_WAIT``).
         """
         if self._pool is not None:
             self._refuse_wallet_problem()
         else:
-            self._require_wallet()
+            await self._require_wallet()
         invoice_columns(new)  # bad expiry or tolerance: refused before a subaddress is spent
         if new.callback_url is not None:
             await self._url_guard.check(new.callback_url, "callback_url")
@@ -141,20 +147,25 @@ class PaymentRequests:
     async def _take_from_pool(
         self, pool: AddressPoolRepository, new: NewPaymentRequest
     ) -> PaymentRequest:
-        """One statement when the pool holds a subaddress; else wait for its refill."""
+        """One statement when the pool holds a subaddress; else wait for its refills.
+
+        ``pool_refilled`` raises at once when the wallet is known to be down; a wallet
+        that answers, however slowly, is waited for until the budget is spent.
+        """
         columns = request_columns(new)
-        deadline = time.monotonic() + POOL_WAIT
+        deadline = time.monotonic() + WALLET_WAIT
         while True:
             taken = await pool.take(columns)
             self._pool_used()
             if taken is not None:
                 self._label_later(taken.subaddr_index, new.description[:LABEL_LENGTH])
                 return taken
-            if time.monotonic() > deadline or not await self._pool_refilled():
+            if time.monotonic() >= deadline:
                 raise AddressPoolEmpty(
-                    "no subaddress is ready and the wallet did not answer in time; "
-                    "retry in a few seconds"
+                    f"no subaddress is ready: the wallet answers but made none within "
+                    f"{WALLET_WAIT:.0f} s (busy?); retry in a few seconds"
                 )
+            await self._pool_refilled(deadline)
 
     async def _create_on_wallet(self, new: NewPaymentRequest) -> PaymentRequest:
         """Ask the wallet for a subaddress (no pool)."""

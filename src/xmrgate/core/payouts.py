@@ -32,7 +32,7 @@ without any transaction hash is never reported as sent (``unknown``, 504).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +54,10 @@ REQUESTED = "requested"
 SENT = "sent"
 FAILED = "failed"
 UNKNOWN = "unknown"
+
+
+async def _no_wait() -> None:
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +88,7 @@ class Payouts:
         *,
         priority: int,
         timeout: float,
-        require_wallet: Callable[[], None] = lambda: None,
+        require_wallet: Callable[[], Awaitable[None]] = _no_wait,
         mode: WalletMode | None = None,
     ) -> None:
         self._require_wallet = require_wallet
@@ -102,7 +106,7 @@ class Payouts:
         idempotency_key: str | None,
     ) -> PayoutResult:
         """Validate, journal, send, journal again; see the module docstring for failures."""
-        self._require_wallet()
+        await self._require_wallet()
         await self._mode.require_spendable()
         if sum(d.amount for d in destinations) > MAX_AMOUNT:
             raise InvalidInput("the destinations' amounts add up to more than a wallet can hold")

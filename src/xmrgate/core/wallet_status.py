@@ -22,11 +22,17 @@ log = logging.getLogger(__name__)
 
 # Each probe gets this long; both run at once, so /health answers within ~2.5 s.
 PROBE_TIMEOUT = 2.0
+# Seconds a request that needs the wallet waits for it: for the first check at start-up,
+# or for the address pool's refill. It fails sooner only when the wallet is known down.
+WALLET_WAIT = 5.0
+# How often a request waiting for the first check looks again.
+CHECK_POLL = 0.05
 
 NOT_CHECKED = (
-    "the wallet has not been checked yet: the gateway has not yet verified that wallet-rpc "
-    "has this database's wallet open and can use it; nothing was created or sent, retry in "
-    "a few seconds (GET /health says when the wallet is ready)"
+    f"the wallet has not been checked yet: within {WALLET_WAIT:.0f} s the gateway could not "
+    "verify that wallet-rpc has this database's wallet open and can use it (wallet-rpc busy, "
+    "stopped or still starting?); nothing was created or sent, retry in a few seconds "
+    "(GET /health says when the wallet is ready)"
 )
 
 
@@ -45,7 +51,11 @@ class WalletIdentity:
     view_only: bool | None = None
     # Set while wallet-rpc runs with --restricted-rpc (``WalletMode``): it cannot sync.
     restricted: str | None = None
+    # Why the last attempt to open and check the wallet failed (refused, no wallet open,
+    # timeout), until one succeeds: requests waiting for the first check fail fast then.
+    unreachable: str | None = None
     ready: asyncio.Event = field(default_factory=asyncio.Event)
+    wait_budget: float = WALLET_WAIT
 
     @property
     def problem(self) -> str | None:
@@ -81,18 +91,39 @@ class WalletIdentity:
         if self.problem is not None:
             raise WalletUnavailable(self.problem, request_sent=False)
 
-    def require_usable(self) -> None:
-        """Raise WalletUnavailable unless the right wallet is open and can be synced.
+    def wallet_down(self) -> str | None:
+        """Why the wallet cannot be reached right now as far as the start-up knows, or None."""
+        if self.unreachable is None:
+            return None
+        return f"wallet-rpc is not usable yet ({self.unreachable})"
 
-        Also before the first check: the HTTP app serves while the supervisor is still
-        verifying the wallet, and the wallet-rpc it reaches may have another wallet open.
-        Nothing waits here (the supervisor never waits on requests, so no deadlock); the
-        503 says nothing happened (``request_sent=False``): an Idempotency-Key is released.
+    async def require_usable(self) -> None:
+        """Return once the right wallet is open and can be synced; else WalletUnavailable.
+
+        At start the HTTP app serves while the supervisor is still verifying the wallet
+        (the wallet-rpc it reaches may have another wallet open): a request waits for
+        that first check for up to ``wait_budget`` seconds instead of failing, so a shop
+        started with the gateway is not refused on every boot. It fails at once when the
+        wallet is known wrong or restricted, or the last attempt to reach it failed
+        (connection refused, no wallet open: the supervisor retries with a back-off).
+        The supervisor never waits on requests, so this cannot deadlock. The 503 says
+        nothing happened (``request_sent=False``): an Idempotency-Key is released.
         """
-        if self.problem is not None:
-            raise WalletUnavailable(self.problem, request_sent=False)
-        if not self.checked:
-            raise WalletUnavailable(NOT_CHECKED, request_sent=False)
+        deadline = time.monotonic() + self.wait_budget
+        while True:
+            if self.problem is not None:
+                raise WalletUnavailable(self.problem, request_sent=False)
+            if self.checked:
+                return
+            down = self.wallet_down()
+            if down is not None:
+                raise WalletUnavailable(
+                    f"{down}; nothing was created or sent, retry in a few seconds",
+                    request_sent=False,
+                )
+            if time.monotonic() >= deadline:
+                raise WalletUnavailable(NOT_CHECKED, request_sent=False)
+            await asyncio.sleep(CHECK_POLL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +162,7 @@ class WalletStatus:
 
     async def balance(self) -> tuple[int, int]:
         """Total and unlocked balance of the Primary Account."""
-        self._identity.require_usable()
+        await self._identity.require_usable()
         return await self._wallet.get_balance()
 
     async def health(self) -> HealthReport:

@@ -70,10 +70,14 @@ class Supervisor:
         while not self._stop.is_set():
             try:
                 await s.wallet.ensure_wallet_open()
-                if await s.wallet_checks.before_tick() and s.settings.address_pool_size:
+                usable = await s.wallet_checks.before_tick()
+                if usable and s.settings.address_pool_size:
                     await s.address_pool.refill()
+                identity.unreachable = None
                 break
             except XmrgateError as exc:
+                # Requests waiting for the first check fail fast with this, not after 5 s.
+                identity.unreachable = exc.message
                 log.warning(
                     "wallet-rpc at %s not usable yet (%s); retrying in %.0fs",
                     s.settings.rpc_address,
@@ -86,7 +90,11 @@ class Supervisor:
         if self._stop.is_set():
             return
         identity.ready.set()
-        log.info("wallet ready: primary address %s", identity.primary_address)
+        if identity.problem is None:
+            log.info("wallet ready: primary address %s", identity.primary_address)
+        else:
+            # The sync loop keeps checking before every tick and resumes once it is right.
+            log.error("wallet-rpc answers but its wallet cannot be used: %s", identity.problem)
         if s.settings.address_pool_size:
             self._tasks.append(
                 asyncio.create_task(s.address_pool.run(self._stop), name="address-pool")
