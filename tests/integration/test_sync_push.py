@@ -8,7 +8,8 @@ that shows the test can fail).
 ``--daemon-address``: the tick asks monerod whether anything changed before refreshing
 the wallet; an idle gateway then leaves wallet-rpc's ``refresh`` alone (read from
 ``/metrics``), one without it refreshes on every poll, and a mined payment is still
-called back within seconds.
+called back within seconds. The same gateway shows the wallet's height against monerod's
+(``/status``'s ``daemon``, ``xmrgate_daemon_height``); one without the option shows none.
 """
 
 from __future__ import annotations
@@ -91,6 +92,9 @@ def test_without_announcements_the_block_waits_for_the_poll(
     assert not _confirmed(address)(receiver.delivered())
 
 
+DAEMON_HEIGHT = re.compile(r"^xmrgate_daemon_height ([0-9.e+]+)$", re.M)
+
+
 def _refreshes(gateway: Gateway) -> float:
     match = METRIC.search(gateway.get("/metrics").text)
     return float(match.group(1)) if match else 0.0
@@ -113,6 +117,14 @@ def test_idle_gateway_with_daemon_address_does_not_refresh(gated: Gateway) -> No
     before = _refreshes(gated)
     time.sleep(4.0)  # four checks of the daemon, nothing new on the chain
     assert _refreshes(gated) == before
+    # The wallet against the daemon, from the height those checks read: all caught up.
+    top = gated.devnet.height()
+    daemon = gated.get("/status").json()["daemon"]
+    assert daemon == {"height": top, "wallet_behind": 0}, daemon
+    metrics = gated.get("/metrics").text
+    found = DAEMON_HEIGHT.search(metrics)
+    assert found and float(found.group(1)) == top, metrics
+    assert "xmrgate_daemon_up 1.0" in metrics
 
 
 def test_idle_gateway_without_daemon_address_refreshes_every_poll(gateway: Gateway) -> None:
@@ -120,6 +132,9 @@ def test_idle_gateway_without_daemon_address_refreshes_every_poll(gateway: Gatew
     before = _refreshes(gateway)
     time.sleep(4.0)
     assert _refreshes(gateway) >= before + 3
+    # Without --daemon-address nothing is said about a daemon.
+    assert gateway.get("/status").json()["daemon"] is None
+    assert "xmrgate_daemon" not in gateway.get("/metrics").text
 
 
 def test_gated_gateway_calls_back_a_mined_payment_soon(gated: Gateway, receiver: Receiver) -> None:

@@ -17,7 +17,7 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from xmrgate.adapters.metrics import PrometheusMetrics
-from xmrgate.core.overview import StoreFacts
+from xmrgate.core.overview import DaemonFacts, StoreFacts
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 PROMETHEUS = DEPLOY / "prometheus"
@@ -131,7 +131,8 @@ def test_alert_rules_pass_promtool(tmp_path: Path) -> None:
 def exported_names() -> set[str]:
     """Every series name xmrgate exports (histogram and counter suffixes included)."""
     facts = StoreFacts(1, 0, 0, {}, address_pool=5)
-    text = PrometheusMetrics().exposition(facts)[0].decode()
+    # As with --daemon-address: the daemon's gauges exist only then.
+    text = PrometheusMetrics().exposition(facts, DaemonFacts(height=7))[0].decode()
     names: set[str] = set()
     for family in text_string_to_metric_families(text):
         names.add(family.name)

@@ -209,6 +209,7 @@ def test_status_names_what_it_could_not_read(tmp_path: Path) -> None:
     assert body["health"]["status"] == 503
     assert body["balance"] is None and body["callbacks"] is None
     assert body["sync"] == {"height": None, "wallet_height": None, "behind": None}
+    assert body["daemon"] is None  # no --daemon-address: nothing about monerod
     assert len(body["problems"]) == 3, body["problems"]
 
 

@@ -4,7 +4,9 @@
 the wallet-height gauge, updated as things happen) and ``core.overview.MetricsExporter``
 (the scrape body). Facts of the database (synced height, callbacks pending/failed,
 requests by status, the address pool) are not kept here: each scrape reads them in
-one statement and a collector of that scrape turns them into gauges.
+one statement and a collector of that scrape turns them into gauges. So is monerod's
+height with ``--daemon-address`` (the one the sync tick last read, ``core/overview.py``):
+beside ``xmrgate_wallet_height`` it tells a wallet stuck behind the network.
 
 Several processes (``--workers N``): the CLI gives the workers a private directory in
 ``PROMETHEUS_MULTIPROC_DIR`` before prometheus_client is imported there; each process
@@ -34,7 +36,7 @@ from prometheus_client.registry import Collector
 
 from xmrgate import __version__
 from xmrgate.core.observer import CALLBACK_RESULTS
-from xmrgate.core.overview import StoreFacts
+from xmrgate.core.overview import DaemonFacts, StoreFacts
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 # The methods a route may be asked with; anything else is counted as OTHER, so that a
@@ -119,8 +121,9 @@ def multiprocess_dir() -> str | None:
 class _Facts:
     """The gauges of one scrape's database facts (a collector for ``generate_latest``)."""
 
-    def __init__(self, facts: StoreFacts | None) -> None:
+    def __init__(self, facts: StoreFacts | None, daemon: DaemonFacts | None) -> None:
         self._facts = facts
+        self._daemon = daemon
 
     def collect(self) -> Iterator[Metric]:
         info = GaugeMetricFamily(
@@ -128,6 +131,7 @@ class _Facts:
         )
         info.add_metric([__version__], 1)
         yield info
+        yield from self._daemon_gauges()
         facts = self._facts
         yield GaugeMetricFamily(
             "xmrgate_database_up",
@@ -163,6 +167,24 @@ class _Facts:
                 "xmrgate_address_pool_size",
                 "Subaddresses ready in the pool for POST /receive.",
                 value=facts.address_pool,
+            )
+
+    def _daemon_gauges(self) -> Iterator[Metric]:
+        """Nothing without ``--daemon-address``; its height only when it answered."""
+        daemon = self._daemon
+        if daemon is None:
+            return
+        yield GaugeMetricFamily(
+            "xmrgate_daemon_up",
+            "1 when monerod (--daemon-address) answered its last height read, else 0.",
+            value=0 if daemon.height is None else 1,
+        )
+        if daemon.height is not None:
+            yield GaugeMetricFamily(
+                "xmrgate_daemon_height",
+                "Height of monerod (--daemon-address) as last read, at most 10 s before the "
+                "scrape; compare with xmrgate_wallet_height.",
+                value=daemon.height,
             )
 
 
@@ -231,8 +253,10 @@ class PrometheusMetrics:
 
     # -- MetricsExporter -----------------------------------------------------------
 
-    def exposition(self, facts: StoreFacts | None) -> tuple[bytes, str]:
-        """The text format of every metric, this scrape's facts included."""
+    def exposition(
+        self, facts: StoreFacts | None, daemon: DaemonFacts | None = None
+    ) -> tuple[bytes, str]:
+        """The text format of every metric, this scrape's facts (and monerod's) included."""
         collectors: list[Collector] = []
         if self._multiprocess:
             merged = CollectorRegistry()
@@ -242,5 +266,5 @@ class PrometheusMetrics:
             collectors.append(_REGISTRY)
             if self._process is not None:
                 collectors.append(self._process)
-        collectors.append(_Facts(facts))
+        collectors.append(_Facts(facts, daemon))
         return generate_latest(_Several(collectors)), CONTENT_TYPE_LATEST

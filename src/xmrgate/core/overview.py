@@ -4,6 +4,12 @@ Facts of the database (synced height, callbacks pending and failed, payment requ
 by status, the address pool) are read at the moment they are asked for, in one
 statement (``adapters/store/overview.py``), never counted by hand in memory: every
 process of ``--workers N`` reports the same numbers and a restart loses nothing.
+
+With ``--daemon-address`` the overview also sets the wallet's height against monerod's:
+a wallet stuck behind the network (its node stopped, wallet-rpc lost its daemon) would
+otherwise look up to date, since "behind" compares the gateway with its wallet. The
+daemon's height is the one the sync tick last read (``DaemonHeights``), not a call per
+request.
 """
 
 from __future__ import annotations
@@ -61,11 +67,31 @@ class HeightSource(Protocol):
         ...
 
 
+class DaemonHeights(Protocol):
+    """monerod's height, as recently read (``adapters/daemon_rpc.py``)."""
+
+    async def recent_height(self) -> int:
+        """The daemon's height (blocks) read a few seconds ago at most; raises a
+        ``domain.errors`` error when the daemon did not answer."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class DaemonFacts:
+    """What the overview knows of monerod (only with ``--daemon-address``)."""
+
+    # None: the daemon did not answer.
+    height: int | None
+
+
 class MetricsExporter(Protocol):
     """Renders the metrics of this gateway (``adapters/metrics.py``)."""
 
-    def exposition(self, facts: StoreFacts | None) -> tuple[bytes, str]:
-        """The scrape body and its content type; ``facts`` None: the database did not answer."""
+    def exposition(
+        self, facts: StoreFacts | None, daemon: DaemonFacts | None = None
+    ) -> tuple[bytes, str]:
+        """The scrape body and its content type; ``facts`` None: the database did not answer;
+        ``daemon`` None: no ``--daemon-address``, nothing to say about monerod."""
         ...
 
 
@@ -78,6 +104,8 @@ class OverviewReport:
     wallet_height: int | None
     facts: StoreFacts | None
     problems: list[str]
+    # None: no --daemon-address (the overview says nothing about monerod).
+    daemon: DaemonFacts | None = None
 
     @property
     def blocks_behind(self) -> int | None:
@@ -85,6 +113,14 @@ class OverviewReport:
         if self.wallet_height is None or self.facts is None or self.facts.synced_height is None:
             return None
         return max(self.wallet_height - self.facts.synced_height, 0)
+
+    @property
+    def wallet_behind_daemon(self) -> int | None:
+        """Blocks the daemon has that the wallet has not scanned yet (0: up to date);
+        None without a daemon address or when either height is unknown."""
+        if self.wallet_height is None or self.daemon is None or self.daemon.height is None:
+            return None
+        return max(self.daemon.height - self.wallet_height, 0)
 
 
 class Overview:
@@ -97,12 +133,15 @@ class Overview:
         heights: HeightSource,
         exporter: MetricsExporter | None = None,
         *,
+        daemon: DaemonHeights | None = None,
         timeout: float = 5.0,
     ) -> None:
+        """``daemon``: monerod's heights with ``--daemon-address`` (None without)."""
         self._store = store
         self._wallet_status = wallet_status
         self._heights = heights
         self._exporter = exporter
+        self._daemon = daemon
         self._timeout = timeout
 
     @property
@@ -118,13 +157,14 @@ class Overview:
         """Health, balance, heights and facts, read at once; a part that fails is None
         and its reason is listed in ``problems`` (the rest is still worth showing)."""
         problems: list[str] = []
-        health, balance, height, facts = await asyncio.gather(
+        health, balance, height, facts, daemon = await asyncio.gather(
             self._wallet_status.health(),
             self._part("balance", self._wallet_status.balance(), problems),
             self._part("wallet height", self._heights.get_height(), problems),
             self._part("database facts", self._store.facts(), problems),
+            self._daemon_facts(problems),
         )
-        return OverviewReport(health, balance, height, facts, problems)
+        return OverviewReport(health, balance, height, facts, problems, daemon)
 
     async def exposition(self) -> tuple[bytes, str]:
         """The Prometheus scrape body; database gauges are left out when it does not answer."""
@@ -135,7 +175,14 @@ class Overview:
         except XmrgateError as exc:
             log.warning("metrics: reading the database facts failed: %s", exc.message)
             facts = None
-        return self._exporter.exposition(facts)
+        return self._exporter.exposition(facts, await self._daemon_facts([]))
+
+    async def _daemon_facts(self, problems: list[str]) -> DaemonFacts | None:
+        """monerod's recent height (None without ``--daemon-address``)."""
+        if self._daemon is None:
+            return None
+        height = await self._part("daemon height", self._daemon.recent_height(), problems)
+        return DaemonFacts(height)
 
     async def _part(self, name: str, call: Awaitable[T], problems: list[str]) -> T | None:
         """``call``'s result, or None (with the reason in ``problems``) on failure or timeout."""

@@ -205,6 +205,8 @@ class Services:
                 wallet_status,
                 probe_wallet,
                 metrics,
+                # The daemon's height as the sync tick last read it (--daemon-address).
+                daemon=signals.daemon,
             ),
             observer=observer,
             received=ReceivedPerDay(ReceivedStore(db)),

@@ -93,6 +93,19 @@ def _xmr(amount: int) -> str:
     return f"{piconero_to_xmr(amount)} XMR"
 
 
+def _daemon_line(daemon: dict[str, Any]) -> str:
+    """monerod's height and how far the wallet is behind it."""
+    height = daemon.get("height")
+    if height is None:
+        return "height unknown (monerod did not answer)"
+    behind = daemon.get("wallet_behind")
+    if behind is None:
+        return f"height {height}, the wallet's height is unknown"
+    if behind == 0:
+        return f"height {height}, the wallet is up to date"
+    return f"height {height}, the wallet is {behind} blocks behind it"
+
+
 def render(url: str, status: dict[str, Any]) -> str:
     """One screen of text from a ``GET /status`` body."""
     health = status["health"]
@@ -113,6 +126,11 @@ def render(url: str, status: dict[str, Any]) -> str:
         behind = sync.get("behind")
         lag = "?" if behind is None else str(behind)
         lines.append(f"  {'sync':<14}height {sync['height']}, {lag} blocks behind the wallet")
+    # Only with --daemon-address: "behind the wallet" cannot tell a wallet stuck behind
+    # the network, the daemon's height can.
+    daemon = status.get("daemon")
+    if daemon is not None:
+        lines.append(f"  {'daemon':<14}{_daemon_line(daemon)}")
     balance = status["balance"]
     if balance is None:
         lines.append(f"  {'balance':<14}unknown")

@@ -41,6 +41,12 @@ def overview_json(report: OverviewReport) -> dict[str, Any]:
             "wallet_height": report.wallet_height,
             "behind": report.blocks_behind,
         },
+        # null without --daemon-address; else monerod's height and the wallet's lag on it.
+        "daemon": (
+            {"height": report.daemon.height, "wallet_behind": report.wallet_behind_daemon}
+            if report.daemon is not None
+            else None
+        ),
         "callbacks": (
             {"pending": facts.callbacks_pending, "failed": facts.callbacks_failed}
             if facts

@@ -36,14 +36,25 @@
     return BigInt(m[1] || "0") * PICO + BigInt((fraction + "000000000000").slice(0, DECIMALS));
   }
 
-  /* JSON.parse, but integers beyond 2^53 become exact BigInts (from the source text, which
-   * browsers pass to revivers since 2023; older ones keep the float). */
+  /* A JSON string literal (kept whole, so digits inside it are never taken for a number) or a
+   * JSON number as its grammar has it (no leading zeros, so text JSON.parse refuses is still
+   * refused); whatever else valid JSON holds (punctuation, true, false, null) has no digit. */
+  var JSON_TOKEN = /"(?:[^"\\]|\\[\s\S])*"|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/g;
+
+  /* JSON.parse, but integers beyond 2^53 become exact BigInts. Browsers before 2023 do not
+   * pass the reviver the source text, so the raw text is read here instead: every integer
+   * literal that a float cannot hold is quoted with a random tag before JSON.parse, and the
+   * reviver turns the tagged strings back into BigInts. */
   function parseJson(text) {
-    return JSON.parse(text, function (key, value, context) {
-      if (typeof value === "number" && !Number.isSafeInteger(value) && context &&
-          typeof context.source === "string" && /^-?[0-9]+$/.test(context.source)) {
-        return BigInt(context.source);
-      }
+    text = String(text);
+    var tag;
+    do { tag = "bigint" + Math.random().toString(36).slice(2) + "_"; } while (text.indexOf(tag) !== -1);
+    var quoted = text.replace(JSON_TOKEN, function (token) {
+      if (token.charAt(0) === '"' || !/^-?[0-9]+$/.test(token)) { return token; }
+      return Number.isSafeInteger(Number(token)) ? token : '"' + tag + token + '"';
+    });
+    return JSON.parse(quoted, function (key, value) {
+      if (typeof value === "string" && value.indexOf(tag) === 0) { return BigInt(value.slice(tag.length)); }
       return value;
     });
   }

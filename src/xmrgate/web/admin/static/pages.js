@@ -52,7 +52,7 @@
             ["Wallet height", String(sync.wallet_height === null || sync.wallet_height === undefined ? "unknown" : sync.wallet_height)],
             ["Synced height", String(sync.height === null || sync.height === undefined ? "not yet" : sync.height)],
             ["Sync behind the wallet", h("span", { id: "sync-behind", class: behind > 5 ? "bad" : null,
-              text: behind === null || behind === undefined ? "unknown" : behind === 0 ? "up to date" : behind + " blocks" })]])]),
+              text: lag(behind) })]].concat(daemonRows(st.daemon)))]),
           h("section", { class: "card", id: "card-callbacks" }, [h("h2", { text: "Callbacks" }), cb ? dl([
             ["Pending", h("span", { id: "callbacks-pending", text: String(cb.pending) })],
             ["Failed", h("span", { id: "callbacks-failed", class: cb.failed ? "bad" : null, text: String(cb.failed) })]])
@@ -66,6 +66,22 @@
               : h("p", { class: "muted", text: "Address pool: " + st.address_pool + " ready" })])]),
         receivedChart(daily)]));
     });
+  }
+
+  function lag(blocks) {
+    return blocks === null || blocks === undefined ? "unknown" : blocks === 0 ? "up to date" : blocks + " blocks";
+  }
+
+  /* With --daemon-address only: the wallet against monerod, since "behind the wallet" shows
+   * a wallet stuck behind the network (its node stopped) as up to date. */
+  function daemonRows(daemon) {
+    if (!daemon) { return []; }
+    var known = daemon.height !== null && daemon.height !== undefined;
+    var behind = daemon.wallet_behind;
+    return [["Daemon height", h("span", { id: "daemon-height", class: known ? null : "bad",
+      text: known ? String(daemon.height) : "unknown (monerod did not answer)" })],
+      ["Wallet behind the daemon", h("span", { id: "wallet-behind-daemon", class: behind > 5 ? "bad" : null,
+        text: lag(behind) })]];
   }
 
   function receivedChart(daily) {
