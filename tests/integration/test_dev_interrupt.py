@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -33,8 +34,12 @@ def processes_under(folder: Path) -> list[str]:
     return found
 
 
-def start(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]:
-    log_path = tmp_path / "dev.log"
+def start(
+    tmp_path: Path, log_name: str = "dev.log", env: Mapping[str, str] | None = None
+) -> tuple[subprocess.Popen[bytes], Path]:
+    """``xmrgate dev --dir tmp_path/play`` on a free port, its output in ``tmp_path/log_name``
+    (``env``: variables to add to the environment)."""
+    log_path = tmp_path / log_name
     command = ["xmrgate", "dev", "--dir", str(tmp_path / "play")]
     with log_path.open("w") as log:
         proc = subprocess.Popen(
@@ -42,6 +47,7 @@ def start(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]:
             stdout=log,
             stderr=subprocess.STDOUT,
             cwd=REPO,
+            env={**os.environ, **(env or {})},
         )
     return proc, log_path
 

@@ -4,12 +4,18 @@
 wallet-rpc for the gateway, and the gateway itself on SQLite, then prints the URL,
 a sample payment request and how to pay it. ``xmrgate dev pay`` and ``xmrgate dev
 mine`` drive that running network from another terminal through its state file.
+
+Every start makes a new chain and a new gateway wallet, so it starts on a new database
+too; a gateway that does not become healthy in time ends the playground with the reason
+and what to do (:mod:`xmrgate.runtime.dev_guards`).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
+import os
 import shlex
 import shutil
 import signal
@@ -24,9 +30,20 @@ from types import FrameType
 import httpx
 
 from xmrgate.devnet import Devnet, DevnetError
+from xmrgate.runtime.dev_guards import (
+    DATABASE,
+    HEALTH_DEADLINE,
+    HEALTH_DEADLINE_ENV,
+    STATE_FILE,
+    PlaygroundUnhealthy,
+    RecentProblems,
+    running_pids,
+    set_aside_database,
+    unhealthy_message,
+    wait_healthy,
+)
 
 DEFAULT_DIR = Path(".devnet")
-STATE_FILE = "state.json"
 PICONERO_PER_XMR = 10**12
 # A playground: callbacks to a shop on this machine are allowed (a real gateway refuses them).
 DEV_CALLBACK_ALLOW = "127.0.0.0/8,::1"
@@ -121,7 +138,11 @@ def _attach(workdir: Path) -> Devnet:
 
 
 def run(workdir: Path, bind: str, command: str = "xmrgate dev", *, view_only: bool = False) -> None:
-    """Start everything, serve until Ctrl-C, then stop every process we started."""
+    """Start everything, serve until Ctrl-C, then stop every process we started.
+
+    Exits non-zero (after stopping everything) when the network does not start or the
+    gateway does not become healthy, saying why and what to do.
+    """
     import uvicorn
 
     from xmrgate.config import Settings
@@ -129,9 +150,25 @@ def run(workdir: Path, bind: str, command: str = "xmrgate dev", *, view_only: bo
     from xmrgate.runtime.logs import setup_logging
 
     workdir.mkdir(parents=True, exist_ok=True)
+    running = running_pids(workdir)
+    if running:
+        # Setting its database aside under it would break the playground that runs.
+        pids = " ".join(map(str, running))
+        raise SystemExit(
+            f"xmrgate dev: a playground is already running in {workdir} (processes {pids}): "
+            f"stop it with Ctrl-C in its terminal (or: kill {pids}), or give this one "
+            "another --dir"
+        )
+    deadline = float(os.environ.get(HEALTH_DEADLINE_ENV) or HEALTH_DEADLINE)
     setup_logging("pretty")
+    problems = RecentProblems()
+    logging.getLogger().addHandler(problems)
     print(f"starting a regtest network in {workdir} (about half a minute)...", flush=True)
+    previous = set_aside_database(workdir)
+    if previous is not None:
+        print(f"a new network, so a new database: the previous one is now {previous}", flush=True)
     net = Devnet(workdir / f"net-{int(time.time())}")
+    failure: list[str] = []
     # Ctrl-C or SIGTERM while the network starts: stop quietly (uvicorn has its own
     # handlers while it serves and puts these back when it is done).
     signal.signal(signal.SIGINT, _interrupt_once)
@@ -145,7 +182,7 @@ def run(workdir: Path, bind: str, command: str = "xmrgate dev", *, view_only: bo
         settings = Settings(
             bind=bind,
             rpc_address=wallet.url,
-            sqlite=str(workdir / "xmrgate.sqlite3"),
+            sqlite=str(workdir / DATABASE),
             poll_frequency=1.0,
             # The playground's monerod tells the gateway at once (checkout updates live).
             daemon_address=net.daemon_url,
@@ -162,12 +199,15 @@ def run(workdir: Path, bind: str, command: str = "xmrgate dev", *, view_only: bo
             )
         )
         url = f"http://{bind}"
-        threading.Thread(
-            target=_announce,
-            args=(url, settings.checkout, command),
-            kwargs={"view_only": view_only},
-            daemon=True,
-        ).start()
+
+        def announce() -> None:
+            try:
+                _announce(url, settings.checkout, command, view_only=view_only, deadline=deadline)
+            except PlaygroundUnhealthy as exc:
+                failure.append(unhealthy_message(exc, deadline, workdir, list(problems.lines)))
+                server.should_exit = True  # the main thread stops everything, then exits 1
+
+        threading.Thread(target=announce, daemon=True).start()
 
         def on_term(_signum: int, _frame: FrameType | None) -> None:
             server.should_exit = True
@@ -178,6 +218,11 @@ def run(workdir: Path, bind: str, command: str = "xmrgate dev", *, view_only: bo
         # Ctrl-C: uvicorn stops serving, then raises the signal it caught again, which
         # ends up here as KeyboardInterrupt (as does one before the server runs).
         pass
+    except DevnetError as exc:
+        failure.append(
+            f"the regtest network did not start: {exc}\n"
+            f"Its logs are in {net.workdir}; to start afresh: rm -rf {shlex.quote(str(workdir))}"
+        )
     finally:
         # Another Ctrl-C must not cut the clean-up short and leave monerod running.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -187,6 +232,8 @@ def run(workdir: Path, bind: str, command: str = "xmrgate dev", *, view_only: bo
         with contextlib.suppress(OSError):
             (workdir / STATE_FILE).unlink()
         print("stopped.", flush=True)
+    if failure:
+        raise SystemExit(f"xmrgate dev: {failure[0]}")
 
 
 def _interrupt_once(_signum: int, _frame: FrameType | None) -> None:
@@ -223,21 +270,31 @@ def _view_only_wallet(net: Devnet, gateway_rpc: str) -> None:
     print(f"the gateway's wallet is view-only; the spend key is in {cold.wallet_dir}", flush=True)
 
 
-def _announce(url: str, checkout: bool, command: str, *, view_only: bool = False) -> None:
-    """Wait for the gateway, create a sample request and print how to pay it."""
+def _announce(
+    url: str,
+    checkout: bool,
+    command: str,
+    *,
+    view_only: bool = False,
+    deadline: float = HEALTH_DEADLINE,
+) -> None:
+    """Wait for the gateway, create a sample request and print how to pay it.
+
+    Raises :class:`PlaygroundUnhealthy` when the gateway does not become healthy (see
+    :func:`wait_healthy`) or refuses the sample request.
+    """
     with httpx.Client(timeout=10) as client:
-        for _ in range(600):
-            with contextlib.suppress(httpx.HTTPError):
-                if client.get(url + "/health").status_code == 200:
-                    break
-            time.sleep(0.2)
-        else:
-            print("the gateway did not become healthy; see the log above", file=sys.stderr)
-            return
-        sample = client.post(
-            url + "/receive", json={"amount": 1_500_000_000_000, "description": "Sample order"}
-        ).json()
-    address = sample["address"]
+        wait_healthy(client, url, deadline)
+        what = f"POST {url}/receive (the sample request)"
+        try:
+            answer = client.post(
+                url + "/receive", json={"amount": 1_500_000_000_000, "description": "Sample order"}
+            )
+        except httpx.HTTPError as exc:
+            raise PlaygroundUnhealthy(f"{what}: no answer ({exc!r})") from exc
+        if answer.status_code != 200:
+            raise PlaygroundUnhealthy(f"{what}: {answer.status_code} {answer.text.strip()[:600]}")
+        address = str(answer.json()["address"])
     lines = [
         "",
         "=" * 72,
