@@ -164,7 +164,7 @@ class Status:
     async def health(self) -> HealthReport:
         return HealthReport(200, {"wallet": True, "database": True}, wallet_mode="full")
 
-    async def balance(self) -> tuple[int, int]:
+    async def balance(self, *, wait: bool = True) -> tuple[int, int]:
         return (5, 5)
 
 

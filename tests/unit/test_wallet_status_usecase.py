@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ from tests.unit.fakes import (
     checked_identity,
 )
 from xmrgate.core.idempotency import Idempotency
+from xmrgate.core.overview import Overview
 from xmrgate.core.payment_requests import NewPaymentRequest, PaymentRequests
 from xmrgate.core.payouts import Destination, Payouts
 from xmrgate.core.wallet_mode import WalletMode
@@ -263,3 +265,24 @@ def test_the_pool_refuses_while_another_wallet_is_open() -> None:
     requests = _pooled_requests(identity, FakeWallet())
     with pytest.raises(WalletUnavailable, match="wallet B"):
         asyncio.run(requests.create(NewPaymentRequest(amount=1)))
+
+
+def test_the_overview_never_waits_for_the_start_up_check() -> None:
+    """GET /status (the dashboard) reads the balance without the 5 s start-up wait that
+    GET /balance has: before the first check it shows the rest at once, the balance
+    listed as a problem."""
+    status, _ = _status(WalletIdentity(), [0.0])
+
+    async def facts() -> None:
+        return None
+
+    async def height() -> int:
+        return 7
+
+    store = SimpleNamespace(facts=facts)
+    found = Overview(store, status, SimpleNamespace(get_height=height))  # type: ignore[arg-type]
+    started = time.monotonic()
+    report = asyncio.run(found.report())
+    assert time.monotonic() - started < 1.0, "the overview waited for the wallet check"
+    assert report.balance is None and report.wallet_height == 7
+    assert any("not been checked yet" in p for p in report.problems), report.problems

@@ -159,7 +159,8 @@ class Overview:
         problems: list[str] = []
         health, balance, height, facts, daemon = await asyncio.gather(
             self._wallet_status.health(),
-            self._part("balance", self._wallet_status.balance(), problems),
+            # Never waits for the start-up's wallet check: the overview shows what it has.
+            self._part("balance", self._wallet_status.balance(wait=False), problems),
             self._part("wallet height", self._heights.get_height(), problems),
             self._part("database facts", self._store.facts(), problems),
             self._daemon_facts(problems),

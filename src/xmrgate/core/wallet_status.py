@@ -97,19 +97,20 @@ class WalletIdentity:
             return None
         return f"wallet-rpc is not usable yet ({self.unreachable})"
 
-    async def require_usable(self) -> None:
+    async def require_usable(self, *, wait: bool = True) -> None:
         """Return once the right wallet is open and can be synced; else WalletUnavailable.
 
         At start the HTTP app serves while the supervisor is still verifying the wallet
         (the wallet-rpc it reaches may have another wallet open): a request waits for
         that first check for up to ``wait_budget`` seconds instead of failing, so a shop
-        started with the gateway is not refused on every boot. It fails at once when the
+        started with the gateway is not refused on every boot (``wait=False``: no wait, for
+        reads such as the dashboard's overview). It fails at once when the
         wallet is known wrong or restricted, or the last attempt to reach it failed
         (connection refused, no wallet open: the supervisor retries with a back-off).
         The supervisor never waits on requests, so this cannot deadlock. The 503 says
         nothing happened (``request_sent=False``): an Idempotency-Key is released.
         """
-        deadline = time.monotonic() + self.wait_budget
+        deadline = time.monotonic() + (self.wait_budget if wait else 0.0)
         while True:
             if self.problem is not None:
                 raise WalletUnavailable(self.problem, request_sent=False)
@@ -160,9 +161,10 @@ class WalletStatus:
         self._cached: tuple[float, HealthReport] | None = None
         self._lock = asyncio.Lock()
 
-    async def balance(self) -> tuple[int, int]:
-        """Total and unlocked balance of the Primary Account."""
-        await self._identity.require_usable()
+    async def balance(self, *, wait: bool = True) -> tuple[int, int]:
+        """Total and unlocked balance of the Primary Account; ``wait=False`` refuses at
+        once instead of waiting for the start-up's wallet check (the overview)."""
+        await self._identity.require_usable(wait=wait)
         return await self._wallet.get_balance()
 
     async def health(self) -> HealthReport:
