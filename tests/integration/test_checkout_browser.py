@@ -22,18 +22,15 @@ from typing import Any
 import httpx
 import pytest
 from selenium.webdriver import Chrome as WebDriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webelement import WebElement
 
+from testsupport.browser import start_chromium
 from testsupport.gateway import Gateway
 from xmrgate.devnet import Devnet
 from xmrgate.web.checkout.qr import payment_uri
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts" / "checkout"
 DOCS_IMG = REPO / "docs" / "img"
@@ -55,17 +52,6 @@ pytestmark = [
     pytest.mark.parametrize("gateway", ["sqlite"], indirect=True),
 ]
 
-CHROME_FLAGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-dev-shm-usage",
-    "--no-first-run",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
 
 # ------------------------------------------------------------------ helpers
 
@@ -73,25 +59,8 @@ CHROME_FLAGS = [
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
     """Headless Chromium from Debian, driven by its chromedriver (nothing downloaded)."""
-    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not Path(p).exists()]
-    if missing:
-        pytest.fail(
-            f"{', '.join(missing)} missing: install Debian's chromium and chromium-driver "
-            "(make system-deps)"
-        )
     profile = tmp_path_factory.mktemp("chromium-profile")
-    options = Options()
-    options.binary_location = CHROMIUM
-    for flag in [
-        *CHROME_FLAGS,
-        f"--user-data-dir={profile}",
-        f"--window-size={PHONE[0]},{PHONE[1]}",
-    ]:
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    service = Service(executable_path=CHROMEDRIVER, log_output=str(profile / "chromedriver.log"))
-    driver = WebDriver(service=service, options=options)
-    driver.set_page_load_timeout(30)
+    driver = start_chromium(profile, width=PHONE[0], height=PHONE[1], console=True)
     try:
         yield driver
     finally:

@@ -19,15 +19,13 @@ import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 import pytest
 from selenium.webdriver import Chrome as WebDriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
+from testsupport.browser import start_chromium
 from xmrgate.core.overview import DaemonFacts, OverviewReport, StoreFacts
 from xmrgate.core.wallet_status import HealthReport
 from xmrgate.domain.money import piconero_to_xmr
@@ -36,18 +34,6 @@ from xmrgate.web.api.status import overview_json
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-CHROME_FLAGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-dev-shm-usage",
-    "--no-first-run",
-    "--disable-component-update",
-    "--disable-sync",
-]
 TOTAL = 2**64 - 1  # 18446744.073709551615 XMR: a float shows 18446744.073709551616
 UNLOCKED = 2**53 + 1
 # Runs before the page's scripts: notes whether this Chromium passes the source text
@@ -134,17 +120,8 @@ def site() -> Iterator[Site]:
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
     """Headless Chromium without the reviver's source text (see NO_SOURCE_TEXT)."""
-    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not Path(p).exists()]
-    if missing:
-        pytest.fail(f"{', '.join(missing)} missing: install Debian's chromium and chromium-driver")
     profile = tmp_path_factory.mktemp("chromium-profile")
-    options = Options()
-    options.binary_location = CHROMIUM
-    for flag in [*CHROME_FLAGS, f"--user-data-dir={profile}", "--window-size=1280,800"]:
-        options.add_argument(flag)
-    service = Service(executable_path=CHROMEDRIVER, log_output=str(profile / "chromedriver.log"))
-    driver = WebDriver(service=service, options=options)
-    driver.set_page_load_timeout(30)
+    driver = start_chromium(profile, width=1280, height=800)
     driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": NO_SOURCE_TEXT})
     try:
         yield driver
