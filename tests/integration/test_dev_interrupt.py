@@ -52,6 +52,19 @@ def start(
     return proc, log_path
 
 
+def wait_for_output(
+    proc: subprocess.Popen[bytes], log_path: Path, text: str, what: str, timeout: float
+) -> None:
+    """Wait until ``xmrgate dev``'s output holds ``text`` (``what`` names it if it never does)."""
+    wait_until(
+        f"`xmrgate dev` to {what}",
+        lambda: (text in log_path.read_text(), ""),
+        timeout=timeout,
+        log=log_path,
+        proc=proc,
+    )
+
+
 def ended_quietly(proc: subprocess.Popen[bytes], log_path: Path, tmp_path: Path) -> None:
     """It exits on its own, prints no traceback and leaves no process behind."""
     try:
@@ -72,13 +85,7 @@ def ended_quietly(proc: subprocess.Popen[bytes], log_path: Path, tmp_path: Path)
 def test_ctrl_c_while_the_network_starts(tmp_path: Path, after: float) -> None:
     """Interrupted while monerod and the wallets start (before the gateway serves)."""
     proc, log_path = start(tmp_path)
-    wait_until(
-        "`xmrgate dev` to start its network",
-        lambda: ("starting a regtest network" in log_path.read_text(), ""),
-        timeout=30,
-        log=log_path,
-        proc=proc,
-    )
+    wait_for_output(proc, log_path, "starting a regtest network", "start its network", timeout=30)
     time.sleep(after)
     assert "mine 10" not in log_path.read_text(), "too late: the banner is out"
     assert processes_under(tmp_path / "play"), "monerod or a wallet-rpc is running already"
@@ -89,21 +96,11 @@ def test_ctrl_c_while_the_network_starts(tmp_path: Path, after: float) -> None:
 def test_second_ctrl_c_while_stopping(tmp_path: Path) -> None:
     """Ctrl-C, and Ctrl-C again while the network is being stopped: the clean-up finishes."""
     proc, log_path = start(tmp_path)
-    wait_until(
-        "`xmrgate dev` to print its banner",
-        lambda: ("mine 10" in log_path.read_text(), ""),
-        timeout=120,
-        log=log_path,
-        proc=proc,
-    )
+    wait_for_output(proc, log_path, "mine 10", "print its banner", timeout=120)
     assert processes_under(tmp_path / "play")
     proc.send_signal(signal.SIGINT)
-    wait_until(
-        "`xmrgate dev` to start stopping its network",
-        lambda: ("stopping the regtest network" in log_path.read_text(), ""),
-        timeout=30,
-        log=log_path,
-        proc=proc,
+    wait_for_output(
+        proc, log_path, "stopping the regtest network", "start stopping its network", timeout=30
     )
     os.kill(proc.pid, signal.SIGINT)  # impatient: again, while the processes are stopped
     ended_quietly(proc, log_path, tmp_path)

@@ -15,8 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_dev_interrupt import ended_quietly, processes_under, start
-from testsupport.processes import wait_until
+from tests.integration.test_dev_interrupt import (
+    ended_quietly,
+    processes_under,
+    start,
+    wait_for_output,
+)
 from xmrgate.runtime.dev_guards import HEALTH_DEADLINE_ENV
 
 pytestmark = pytest.mark.integration
@@ -28,13 +32,8 @@ def test_second_start_in_the_same_directory(tmp_path: Path) -> None:
     for run in (1, 2):
         proc, log_path = start(tmp_path, f"dev-{run}.log")
         try:
-            wait_until(
-                f"start {run} of `xmrgate dev` to print its banner",
-                lambda: ("mine 10" in log_path.read_text(), ""),  # noqa: B023 (waited here)
-                timeout=120,
-                log=log_path,
-                proc=proc,
-                interval=0.5,
+            wait_for_output(
+                proc, log_path, "mine 10", f"print its banner (start {run})", timeout=120
             )
         finally:
             proc.send_signal(signal.SIGINT)  # what Ctrl-C sends
@@ -48,13 +47,7 @@ def test_gateway_that_cannot_become_healthy_ends_the_playground(tmp_path: Path) 
     """No gateway opens its wallet in half a second: the playground stops everything and
     exits 1 with what /health said and what to do."""
     proc, log_path = start(tmp_path, env={HEALTH_DEADLINE_ENV: "0.5"})
-    wait_until(
-        "`xmrgate dev` to start its gateway",
-        lambda: ("Uvicorn running" in log_path.read_text(), ""),
-        timeout=120,
-        log=log_path,
-        proc=proc,
-    )
+    wait_for_output(proc, log_path, "Uvicorn running", "start its gateway", timeout=120)
     serving = time.monotonic()
     try:
         returncode = proc.wait(timeout=60)
