@@ -450,6 +450,13 @@ def test_gateway_started_before_wallet_rpc_waits_for_it(
         time.sleep(1.5)  # a few retries later (1 s, 2 s backoff), still alive
         assert gw.proc is not None and gw.proc.poll() is None, "the gateway must not crash"
         gw.wallet.restart()
+        # Issue 17: the request has the gateway try the wallet again at once instead of
+        # answering 503 until the end of its back-off (1, 2, 4 ... 30 s); it waits for
+        # that attempt and the check (up to 5 s) and gets its answer.
+        started = time.monotonic()
+        balance = gw.get("/balance")
+        assert balance.status_code == 200, balance.text
+        print(f"GET /balance right after wallet-rpc came back: {time.monotonic() - started:.2f}s")
         gw.wait_ready()
         assert gw.receive(1)["amount"] == 1
     finally:

@@ -138,7 +138,11 @@ async def _with_refill_loop(
     """Fill a pool, run its refill loop, make ``requests`` concurrent (or sequential)
     requests; ``start_loop_after`` delays the loop as the start-up's first check does."""
     store = FakePoolStore()
-    pool = AddressPool(wallet, store, size=size, low_water=0, wallet_down=lambda: wallet_down)
+
+    async def down(_deadline: float) -> str | None:
+        return wallet_down
+
+    pool = AddressPool(wallet, store, size=size, low_water=0, wallet_down=down)
     if not start_loop_after:
         await pool.refill()
     stop = asyncio.Event()

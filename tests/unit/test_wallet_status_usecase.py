@@ -211,17 +211,60 @@ def test_at_start_payouts_requests_and_balance_wait_for_the_first_check() -> Non
     assert 0.5 <= elapsed < 2.0
 
 
-def test_at_start_a_wallet_known_down_fails_fast_saying_why() -> None:
-    """The supervisor's last attempt was refused: waiting 5 s would only delay the 503."""
+async def _supervisor(identity: WalletIdentity, outcomes: list[str | None]) -> None:
+    """The start-up loop as far as requests see it: an attempt each time one asks (the
+    back-off itself is long); a None outcome is a wallet that got through and is checked."""
+    for outcome in outcomes:
+        await identity.retry.wait()
+        if outcome is None:
+            await verify_identity(FakeModeWallet(primary="4A"), FakeIdentityStore("4A"), identity)
+            await WalletMode(FakeModeWallet(primary="4A"), identity).detect()
+        identity.attempt_ended(outcome)
+
+
+def _refused(identity: WalletIdentity, calls: list[Any], outcomes: list[str | None]) -> list[Any]:
+    """Run ``calls`` (coroutine factories) one after another beside ``_supervisor``."""
+
+    async def run() -> list[Any]:
+        supervisor = asyncio.create_task(_supervisor(identity, outcomes))
+        results = []
+        for call in calls:
+            try:
+                results.append(await call())
+            except WalletUnavailable as exc:
+                results.append(exc)
+        supervisor.cancel()
+        return results
+
+    return asyncio.run(run())
+
+
+def test_at_start_a_wallet_still_down_fails_fast_saying_why() -> None:
+    """The supervisor's last attempt was refused: the request has it try again at once
+    (not at the end of its back-off) and fails as soon as that is refused too."""
+    identity = WalletIdentity(unreachable="wallet-rpc refused the connection")
+    identity.attempts = 1
+    cases = _UseCases(identity)
+    refused = "wallet-rpc refused the connection again"
+    started = time.monotonic()
+    paid, balance = _refused(identity, [cases.pay, cases.status.balance], [refused, refused])
+    assert time.monotonic() - started < 0.5
+    for answer in (paid, balance):
+        assert isinstance(answer, WalletUnavailable) and "refused the connection again" in str(
+            answer
+        )
+        assert answer.request_sent is False
+    assert cases.wallet.sent == [] and identity.attempts == 3
+
+
+def test_at_start_a_wallet_back_up_is_used_without_waiting_out_the_back_off() -> None:
+    """wallet-rpc came back during the supervisor's back-off: the request's fresh attempt
+    gets through, the wallet is checked, and the payout and the balance run."""
     identity = WalletIdentity(unreachable="wallet-rpc refused the connection")
     cases = _UseCases(identity)
-    started = time.monotonic()
-    with pytest.raises(WalletUnavailable, match="refused the connection") as refused:
-        asyncio.run(cases.pay())
-    assert refused.value.request_sent is False and cases.wallet.sent == []
-    with pytest.raises(WalletUnavailable, match="refused the connection"):
-        asyncio.run(cases.status.balance())
-    assert time.monotonic() - started < 0.5
+    paid, balance = _refused(identity, [cases.pay, cases.status.balance], [None])
+    assert paid["tx_hash_list"] and len(cases.wallet.sent) == 1 and balance == (5, 3)
+    assert identity.unreachable is None
 
 
 def test_after_the_first_check_payouts_requests_and_balance_run() -> None:

@@ -96,7 +96,7 @@ async def _always_ok() -> bool:
     return True
 
 
-def _never_down() -> str | None:
+async def _never_down(_deadline: float) -> str | None:
     return None
 
 
@@ -114,11 +114,11 @@ class AddressPool:
         size: int,
         low_water: int,
         wallet_ok: Callable[[], Awaitable[bool]] = _always_ok,
-        wallet_down: Callable[[], str | None] = _never_down,
+        wallet_down: Callable[[float], Awaitable[str | None]] = _never_down,
     ) -> None:
         self._wallet = wallet
         self._wallet_ok = wallet_ok
-        # Before the loop runs (start-up: the wallet's first check and fill), why the last
+        # Before the loop runs (start-up: the wallet's first check and fill), why a fresh
         # attempt to reach the wallet failed, or None: waiters fail fast only then.
         self._wallet_down = wallet_down
         self._store = store
@@ -146,14 +146,14 @@ class AddressPool:
         Raises AddressPoolEmpty, saying which, only when the wallet is known to be down:
         the round failed (connection refused, wallet or database error), a call of the
         round went unanswered for ``SILENCE`` seconds (wallet stopped or hung), or, at
-        start-up before the loop runs, the last attempt to reach the wallet failed.
+        start-up before the loop runs, a fresh attempt to reach the wallet failed.
         Waiting here instead of asking the wallet directly keeps a burst of requests
         from queueing hundreds of single calls ahead of the refill's batch.
         """
         if not self._running:
             if self._stopped:
                 raise AddressPoolEmpty(f"the gateway is stopping; {RETRY}")
-            down = self._wallet_down()
+            down = await self._wallet_down(deadline)
             if down is not None:
                 raise AddressPoolEmpty(f"no subaddress is ready and {down}; {RETRY}")
             # Start-up: the wallet's first check and fill, whose batches are offered as
@@ -256,12 +256,12 @@ class AddressPool:
                 finally:
                     self._end_round(failed)
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(_first(self._wake, stop), timeout=every)
+                    await asyncio.wait_for(first_of(self._wake, stop), timeout=every)
                 # A burst of takes needs one look at the pool's size, not one per request;
                 # a request waiting on an empty pool does not wait for the gap.
                 if not self._hurry.is_set():
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(_first(self._hurry, stop), timeout=WAKE_GAP)
+                        await asyncio.wait_for(first_of(self._hurry, stop), timeout=WAKE_GAP)
         finally:
             self._running = False
             self._stopped = True
@@ -338,7 +338,8 @@ async def ensure_lookahead(
     return True
 
 
-async def _first(*signals: asyncio.Event) -> None:
+async def first_of(*signals: asyncio.Event) -> None:
+    """Return once one of ``signals`` is set."""
     waiters = [asyncio.create_task(s.wait()) for s in signals]
     try:
         await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)

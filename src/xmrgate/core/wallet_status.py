@@ -9,6 +9,7 @@ wallet-rpc busy.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -51,9 +52,13 @@ class WalletIdentity:
     view_only: bool | None = None
     # Set while wallet-rpc runs with --restricted-rpc (``WalletMode``): it cannot sync.
     restricted: str | None = None
-    # Why the last attempt to open and check the wallet failed (refused, no wallet open,
-    # timeout), until one succeeds: requests waiting for the first check fail fast then.
+    # Why the last start-up attempt to open and check the wallet failed (refused, no
+    # wallet open, timeout), until one succeeds; ``attempts`` counts the attempts that
+    # ended, ``retry`` asks the supervisor for the next one now (``fresh_failure``).
     unreachable: str | None = None
+    attempts: int = 0
+    retry: asyncio.Event = field(default_factory=asyncio.Event)
+    attempt_done: asyncio.Event = field(default_factory=asyncio.Event)  # replaced each time
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     wait_budget: float = WALLET_WAIT
 
@@ -91,9 +96,32 @@ class WalletIdentity:
         if self.problem is not None:
             raise WalletUnavailable(self.problem, request_sent=False)
 
-    def wallet_down(self) -> str | None:
-        """Why the wallet cannot be reached right now as far as the start-up knows, or None."""
+    def attempt_ended(self, failure: str | None) -> None:
+        """The supervisor's start-up attempt ended: ``failure`` says why it failed, or None."""
+        self.unreachable = failure
+        self.attempts += 1
+        self.retry.clear()
+        done, self.attempt_done = self.attempt_done, asyncio.Event()
+        done.set()
+
+    async def fresh_failure(self, deadline: float) -> str | None:
+        """Why the wallet cannot be reached, from an attempt made after this call began.
+
+        None when the last start-up attempt did not fail. Otherwise the supervisor is asked
+        to try again now (it would wait out its back-off, up to 30 s, while wallet-rpc may
+        be back already) and this waits for that attempt, until ``deadline``: its failure
+        (wallet-rpc still down: a refused connection answers in milliseconds), or None once
+        it got through (the caller goes on waiting for the check) or at the deadline.
+        """
         if self.unreachable is None:
+            return None
+        if time.monotonic() >= deadline:  # no time to wait for an attempt (the overview)
+            return f"wallet-rpc is not usable yet ({self.unreachable})"
+        done = self.attempt_done
+        self.retry.set()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(done.wait(), timeout=deadline - time.monotonic())
+        if not done.is_set() or self.unreachable is None:
             return None
         return f"wallet-rpc is not usable yet ({self.unreachable})"
 
@@ -105,8 +133,8 @@ class WalletIdentity:
         that first check for up to ``wait_budget`` seconds instead of failing, so a shop
         started with the gateway is not refused on every boot (``wait=False``: no wait, for
         reads such as the dashboard's overview). It fails at once when the
-        wallet is known wrong or restricted, or the last attempt to reach it failed
-        (connection refused, no wallet open: the supervisor retries with a back-off).
+        wallet is known wrong or restricted, or the start-up's attempt to reach it, made
+        again for this request, failed (connection refused, no wallet open).
         The supervisor never waits on requests, so this cannot deadlock. The 503 says
         nothing happened (``request_sent=False``): an Idempotency-Key is released.
         """
@@ -116,7 +144,7 @@ class WalletIdentity:
                 raise WalletUnavailable(self.problem, request_sent=False)
             if self.checked:
                 return
-            down = self.wallet_down()
+            down = await self.fresh_failure(deadline)
             if down is not None:
                 raise WalletUnavailable(
                     f"{down}; nothing was created or sent, retry in a few seconds",

@@ -139,7 +139,7 @@ class Services:
             size=settings.address_pool_size,
             low_water=min(settings.address_pool_low_water, settings.address_pool_size),
             wallet_ok=wallet_checks.wallet_is_ours,
-            wallet_down=identity.wallet_down,
+            wallet_down=identity.fresh_failure,
         )
         # With --daemon-address the tick refreshes the wallet only when something changed.
         signals = ChainSignals.build(settings, wallet)

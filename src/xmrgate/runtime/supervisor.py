@@ -9,11 +9,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 
+from xmrgate.core.address_pool import first_of
 from xmrgate.domain.errors import XmrgateError
 from xmrgate.runtime.container import Services
 
 log = logging.getLogger(__name__)
+
+# Seconds between the starts of two start-up attempts to reach the wallet, at least
+# (requests ask for attempts: a flood of them while wallet-rpc is down makes 4 a second).
+RETRY_GAP = 0.25
 
 
 class Supervisor:
@@ -68,24 +74,29 @@ class Supervisor:
         identity = s.gateway.identity
         delay = 1.0
         while not self._stop.is_set():
+            started = time.monotonic()
             try:
                 await s.wallet.ensure_wallet_open()
                 usable = await s.wallet_checks.before_tick()
+                # Checked: requests waiting at start go on (taking from the pool's batches).
+                identity.attempt_ended(None)
                 if usable and s.settings.address_pool_size:
                     await s.address_pool.refill()
-                identity.unreachable = None
                 break
             except XmrgateError as exc:
                 # Requests waiting for the first check fail fast with this, not after 5 s.
-                identity.unreachable = exc.message
+                identity.attempt_ended(exc.message)
                 log.warning(
                     "wallet-rpc at %s not usable yet (%s); retrying in %.0fs",
                     s.settings.rpc_address,
                     exc.message,
                     delay,
                 )
+            # The back-off, cut short when a request asks for a fresh attempt (wallet-rpc
+            # may be back): at most one attempt per RETRY_GAP however many requests ask.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stop.wait(), timeout=delay)
+                await asyncio.wait_for(first_of(self._stop, identity.retry), timeout=delay)
+            await asyncio.sleep(max(0.0, RETRY_GAP - (time.monotonic() - started)))
             delay = min(delay * 2, 30.0)
         if self._stop.is_set():
             return
