@@ -19,9 +19,11 @@ from tests.unit.fakes import (
     FakeOutbox,
     FakePaymentStore,
     FakePoolStore,
+    FakePoolWallet,
     FakeWallet,
     checked_identity,
 )
+from xmrgate.core.address_pool import AddressPool
 from xmrgate.core.idempotency import Idempotency
 from xmrgate.core.overview import Overview
 from xmrgate.core.payment_requests import NewPaymentRequest, PaymentRequests
@@ -308,6 +310,37 @@ def test_the_pool_refuses_while_another_wallet_is_open() -> None:
     requests = _pooled_requests(identity, FakeWallet())
     with pytest.raises(WalletUnavailable, match="wallet B"):
         asyncio.run(requests.create(NewPaymentRequest(amount=1)))
+
+
+def test_a_wrong_wallet_found_while_waiting_on_the_empty_pool_is_said_at_once() -> None:
+    """At start the pool is empty and a request waits for the first check and fill; the
+    check finds another wallet open (nothing will be pooled): the request fails then,
+    naming it, instead of at the end of its 5 s budget."""
+    identity = WalletIdentity()
+    pool = AddressPool(FakePoolWallet(), FakePoolStore(), size=5, low_water=0)
+    requests = PaymentRequests(
+        FakeWallet(),
+        FakePaymentStore(),
+        FakeOutbox(),
+        AllowAll(),
+        refuse_wallet_problem=identity.refuse_known_problem,
+        pool=FakePoolStore(),
+        pool_refilled=pool.next_round,
+    )
+
+    async def run() -> float:
+        async def check_finds_wallet_b() -> None:
+            await asyncio.sleep(0.3)
+            identity.mismatch = "wallet-rpc has wallet B open; the database belongs to A"
+
+        started = time.monotonic()
+        checker = asyncio.create_task(check_finds_wallet_b())
+        with pytest.raises(WalletUnavailable, match="wallet B"):
+            await requests.create(NewPaymentRequest(amount=1))
+        await checker
+        return time.monotonic() - started
+
+    assert asyncio.run(run()) < 1.0
 
 
 def test_the_overview_never_waits_for_the_start_up_check() -> None:

@@ -160,6 +160,9 @@ class PaymentRequests:
             if taken is not None:
                 self._label_later(taken.subaddr_index, new.description[:LABEL_LENGTH])
                 return taken
+            # A wrong or restricted wallet found while waiting (the first check at start)
+            # never refills the pool: say so now rather than at the end of the budget.
+            self._refuse_wallet_problem()
             if time.monotonic() >= deadline:
                 raise AddressPoolEmpty(
                     f"no subaddress is ready: the wallet answers but made none within "
