@@ -10,7 +10,7 @@ from collections.abc import Collection, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, delete, exists, func, insert, select, update
+from sqlalchemy import Select, bindparam, delete, exists, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from xmrgate.adapters.store.db import Database, as_utc, utcnow
@@ -257,17 +257,31 @@ async def lowest_locked_height(conn: AsyncConnection) -> int | None:
     return None if height is None else int(height)
 
 
-async def subaddr_indices_in_window(conn: AsyncConnection, start: int) -> set[int]:
-    """Subaddresses with a transfer in the pool or mined at ``start`` or above."""
-    rows = await conn.execute(
+# The states a mined transfer the window can still change is in (not pool, not gone).
+MINED_STATES = [s.value for s in TransferState if s not in (TransferState.POOL, TransferState.GONE)]
+
+
+def window_statement(start: int) -> Select[int]:
+    """Subaddresses with a transfer in the pool or mined (not gone) at ``start`` or above.
+
+    The states are listed, not ``state != 'gone'``: only ``state IN (...) AND height >=
+    start`` is a range of ``ix_transfers_state_height`` (one per state). With ``!=``
+    PostgreSQL read the whole index and SQLite the whole table on every tick, a cost
+    growing with every transfer ever stored (issue 17, ``bench/scale.py``).
+    """
+    return (
         select(transfers.c.subaddr_index)
         .where(
             (transfers.c.state == TransferState.POOL.value)
-            | ((transfers.c.state != TransferState.GONE.value) & (transfers.c.height >= start))
+            | (transfers.c.state.in_(MINED_STATES) & (transfers.c.height >= start))
         )
         .distinct()
     )
-    return {r[0] for r in rows}
+
+
+async def subaddr_indices_in_window(conn: AsyncConnection, start: int) -> set[int]:
+    """Subaddresses with a transfer in the pool or mined at ``start`` or above."""
+    return {r[0] for r in await conn.execute(window_statement(start))}
 
 
 async def requests_by_index(
