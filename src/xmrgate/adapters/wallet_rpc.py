@@ -190,21 +190,21 @@ class WalletClient:
         """The wallet's primary address (account 0, index 0)."""
         return str((await self.call("get_address", PRIMARY_ONLY))["address"])
 
-    async def create_address(self, label: str = "") -> tuple[str, int]:
-        """Create a subaddress in account 0; return (address, minor index)."""
-        result = await self.call("create_address", {"account_index": 0, "label": label})
+    async def create_address(self, label: str = "", *, account: int = 0) -> tuple[str, int]:
+        """Create a subaddress in ``account``; return (address, minor index)."""
+        result = await self.call("create_address", {"account_index": account, "label": label})
         return str(result["address"]), int(result["address_index"])
 
-    async def skip_subaddresses(self, count: int) -> None:
+    async def skip_subaddresses(self, count: int, *, account: int = 0) -> None:
         """Create ``count`` subaddresses to move the wallet's counter forward."""
         while count > 0:
             batch = min(count, 64)  # wallet-rpc takes 1..64 per call
-            await self.call("create_address", {"account_index": 0, "count": batch})
+            await self.call("create_address", {"account_index": account, "count": batch})
             count -= batch
 
-    async def create_addresses(self, count: int) -> list[tuple[str, int]]:
-        """Create ``count`` (1..64) subaddresses in account 0 in one call; (address, index)s."""
-        result = await self.call("create_address", {"account_index": 0, "count": count})
+    async def create_addresses(self, count: int, *, account: int = 0) -> list[tuple[str, int]]:
+        """Create ``count`` (1..64) subaddresses in ``account`` in one call; (address, index)s."""
+        result = await self.call("create_address", {"account_index": account, "count": count})
         addresses = result.get("addresses") or [result["address"]]
         indices = result.get("address_indices") or [result["address_index"]]
         return [(str(a), int(i)) for a, i in zip(addresses, indices, strict=True)]
@@ -213,14 +213,26 @@ class WalletClient:
         """Write the wallet file now (``store``): created subaddresses survive a crash."""
         await self.call("store")
 
-    async def label_address(self, index: int, label: str) -> None:
-        """Set the label of subaddress ``index`` of account 0."""
-        await self.call("label_address", {"index": {"major": 0, "minor": index}, "label": label})
+    async def label_address(self, index: int, label: str, *, account: int = 0) -> None:
+        """Set the label of subaddress ``index`` of ``account``."""
+        await self.call(
+            "label_address", {"index": {"major": account, "minor": index}, "label": label}
+        )
 
-    async def has_subaddress(self, index: int) -> bool:
-        """Whether the wallet's subaddress table of account 0 reaches ``index``."""
+    async def create_account(self, label: str = "") -> int:
+        """Create a new account (major index) in the open wallet; its index."""
+        result = await self.call("create_account", {"label": label})
+        return int(result["account_index"])
+
+    async def account_count(self) -> int:
+        """How many accounts the open wallet's table holds (``get_accounts``)."""
+        result = await self.call("get_accounts")
+        return len(result.get("subaddress_accounts", []))
+
+    async def has_subaddress(self, index: int, *, account: int = 0) -> bool:
+        """Whether the wallet's subaddress table of ``account`` reaches ``index``."""
         try:
-            await self.call("get_address", {"account_index": 0, "address_index": [index]})
+            await self.call("get_address", {"account_index": account, "address_index": [index]})
         except WalletError as exc:
             if exc.code == WALLET_RPC_ERROR_CODE_ADDRESS_INDEX_OUT_OF_BOUNDS:
                 return False
@@ -236,18 +248,20 @@ class WalletClient:
         result = await self.call("validate_address", {"address": address})
         return bool(result.get("valid"))
 
-    async def get_balance(self) -> tuple[int, int]:
-        """(total, unlocked) balance of account 0 in piconero."""
-        result = await self.call("get_balance", {"account_index": 0})
+    async def get_balance(self, *, account: int = 0) -> tuple[int, int]:
+        """(total, unlocked) balance of ``account`` in piconero."""
+        result = await self.call("get_balance", {"account_index": account})
         return int(result.get("balance", 0)), int(result.get("unlocked_balance", 0))
 
     async def incoming_transfers(self, min_height: int, max_height: int) -> list[dict[str, Any]]:
-        """Incoming transfers of account 0 mined at heights ``min_height..max_height``
-        (both inclusive) plus every incoming transfer in the pool."""
+        """Incoming transfers of every account mined at heights ``min_height..max_height``
+        (both inclusive) plus every incoming transfer in the pool; each entry's
+        ``subaddr_index.major`` names its account (its store)."""
         params: dict[str, Any] = {
             "in": True,
             "pool": True,
-            "account_index": 0,
+            # One call for every store on this wallet: idle stores cost nothing more.
+            "all_accounts": True,
             "filter_by_height": True,
             # The wallet's min_height is exclusive (wallet-rpc-notes.md): ask for one lower.
             "min_height": max(min_height - 1, 0),
@@ -288,12 +302,17 @@ class WalletClient:
         return False
 
     async def transfer_split(
-        self, destinations: list[dict[str, Any]], *, priority: int, timeout: float
+        self,
+        destinations: list[dict[str, Any]],
+        *,
+        priority: int,
+        timeout: float,
+        account: int = 0,
     ) -> dict[str, Any]:
-        """Send from account 0; the wallet may split into several transactions."""
+        """Send from ``account`` only; the wallet may split into several transactions."""
         return await self.call(
             "transfer_split",
-            {"destinations": destinations, "priority": priority, "account_index": 0},
+            {"destinations": destinations, "priority": priority, "account_index": account},
             timeout=timeout,
         )
 

@@ -13,16 +13,22 @@ import hmac
 from dataclasses import dataclass
 from pathlib import Path
 
-SCOPES = frozenset({"read", "receive", "transfer"})
+# ``admin``: manage stores (``/stores``) and act on any store (``X-Xmrgate-Store``).
+SCOPES = frozenset({"read", "receive", "transfer", "admin"})
 
 
 @dataclass(frozen=True, slots=True)
 class ApiKey:
-    """A known key: its hash, a short label for logs, and what it may do."""
+    """A known key: its hash, a short label for logs, and what it may do.
+
+    ``store`` is None for the configured (operator) keys, which act on the default store
+    and may pick another; a store key (``domain/stores.py``) acts on its store only.
+    """
 
     digest: bytes
     label: str
     scopes: frozenset[str]
+    store: str | None = None
 
 
 def _hash(token: str) -> bytes:
@@ -49,7 +55,7 @@ def _parse_entry(entry: str) -> ApiKey:
     scopes = frozenset(s for s in (rest[0].split("+") if rest else []) if s) or SCOPES
     unknown = scopes - SCOPES
     if unknown or len(rest) > 1:
-        raise ValueError(f"unknown API key scope {sorted(unknown)}; use read, receive, transfer")
+        raise ValueError(f"unknown API key scope {sorted(unknown)}; use read, receive, transfer, admin")
     return ApiKey(digest=digest, label=label, scopes=scopes)
 
 

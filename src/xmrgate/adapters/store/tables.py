@@ -18,17 +18,46 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
 )
 
 metadata = MetaData()
+
+# Shops on this gateway (migration 0008); "default" is the gateway as it was before.
+stores = Table(
+    "stores",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("name", String(100), nullable=False),
+    # The account (major index) of the main wallet it receives on and pays out from.
+    Column("account_index", Integer, nullable=False, unique=True),
+    Column("enabled", Boolean, nullable=False),
+    Column("callback_secret", Text, nullable=True),
+    Column("accent", String(7), nullable=True),
+    Column("default_expires_in", Integer, nullable=True),
+    Column("default_underpay_tolerance", BigInteger, nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+# Store API keys, by the SHA-256 of the key (shown once at creation, never stored).
+store_keys = Table(
+    "store_keys",
+    metadata,
+    Column("id", String(16), primary_key=True),
+    Column("store_id", String(32), ForeignKey("stores.id"), nullable=False, index=True),
+    Column("digest", String(64), nullable=False, unique=True),
+    Column("scopes", String(64), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("revoked_at", DateTime(timezone=True), nullable=True),
+)
 
 payment_requests = Table(
     "payment_requests",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("address", String(128), nullable=False, unique=True),
-    # Minor index in account 0; the wallet never hands out the same one twice.
-    Column("subaddr_index", Integer, nullable=False, unique=True),
+    # Minor index in the store's account; the wallet never hands out the same one twice.
+    Column("subaddr_index", Integer, nullable=False),
     Column("amount", BigInteger, nullable=False),
     Column("description", Text, nullable=False),
     Column("callback_url", Text, nullable=True),
@@ -39,6 +68,18 @@ payment_requests = Table(
     Column("expires_at", DateTime(timezone=True), nullable=True),
     Column("underpay_tolerance", BigInteger, nullable=False, server_default="0"),
     Column("status", String(16), nullable=False, server_default="waiting"),
+    # The store it belongs to (migration 0008): every read and write is scoped by it.
+    Column(
+        "store_id",
+        String(32),
+        ForeignKey("stores.id", name="fk_payment_requests_store"),
+        nullable=False,
+        server_default="default",
+    ),
+    # Accounts of one wallet reuse minor indices: unique within a store.
+    UniqueConstraint("store_id", "subaddr_index", name="uq_payment_requests_store_subaddr"),
+    Index("ix_payment_requests_store_created", "store_id", "created_at", "id"),
+    Index("ix_payment_requests_store_status_created", "store_id", "status", "created_at", "id"),
     # GET /receive lists newest first, optionally by status; the tick finds due expiries.
     Index("ix_payment_requests_created", "created_at", "id"),
     Index("ix_payment_requests_status_created", "status", "created_at", "id"),
@@ -48,15 +89,17 @@ payment_requests = Table(
 transfers = Table(
     "transfers",
     metadata,
+    # One transaction may pay the same minor index of two accounts (two stores): the key
+    # is the request, not the index (migration 0008).
     Column("tx_hash", String(64), primary_key=True),
-    Column("subaddr_index", Integer, primary_key=True),
     Column(
         "request_id",
         Integer,
         ForeignKey("payment_requests.id", ondelete="CASCADE"),
-        nullable=False,
+        primary_key=True,
         index=True,
     ),
+    Column("subaddr_index", Integer, nullable=False),
     Column("amount", BigInteger, nullable=False),
     Column("fee", BigInteger, nullable=False),
     Column("height", Integer, nullable=False),
@@ -153,6 +196,14 @@ payouts = Table(
     Column("idempotency_key", String(255), nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
+    Column(
+        "store_id",
+        String(32),
+        ForeignKey("stores.id", name="fk_payouts_store"),
+        nullable=False,
+        server_default="default",
+        index=True,
+    ),
 )
 
 idempotency_keys = Table(
@@ -181,6 +232,14 @@ wallet_identity = Table(
 address_pool = Table(
     "address_pool",
     metadata,
+    # Each store's pool holds subaddresses of its own account (migration 0008).
+    Column(
+        "store_id",
+        String(32),
+        ForeignKey("stores.id", name="fk_address_pool_store"),
+        primary_key=True,
+        server_default="default",
+    ),
     Column("subaddr_index", Integer, primary_key=True, autoincrement=False),
     Column("address", String(128), nullable=False, unique=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
