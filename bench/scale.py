@@ -34,7 +34,7 @@ from bench.tick import SqlTimer, TimedWallet, _prepare_wallet
 from testsupport.gateway import GatewayProcess
 from testsupport.processes import wait_until
 from xmrgate.adapters.daemon_rpc import DaemonClient
-from xmrgate.adapters.store import payments
+from xmrgate.adapters.store import tick_rows
 from xmrgate.adapters.store.db import Database, as_utc
 from xmrgate.adapters.store.listing import SqlListing
 from xmrgate.adapters.store.payments import PaymentStore
@@ -54,8 +54,8 @@ MIB = 2**20
 OWNERS = "SELECT id, address, subaddr_index FROM payment_requests WHERE subaddr_index >= :lo"
 OWNERS += " AND subaddr_index < :hi"
 MIX = ["complete"] * 55 + ["expired"] * 15 + ["waiting"] * 12 + ["partial"] * 5 + ["paid"] * 13
-# The window's SELECT before issue 17 and now (payments.window_statement), on any table.
-WINDOW = "SELECT DISTINCT subaddr_index FROM {t} WHERE state = 'pool' OR ({cond} AND height >= {s})"
+# The window's SELECT before issue 17 and now (tick_rows.window_statement), on any table.
+WINDOW = "SELECT DISTINCT request_id FROM {t} WHERE state = 'pool' OR ({cond} AND height >= {s})"
 FORMS = {"!=": "state != 'gone'", "IN": "state IN ('confirmed', 'unlocked')"}
 REQUEST_COLUMNS: tuple[str, ...] = ("address", "subaddr_index", "amount", "description")
 REQUEST_COLUMNS += ("created_at", "created_height", "expires_at", "status")
@@ -371,7 +371,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = _parse(argv)
     top = args.top = max(args.requests)
     if args.old_window:
-        payments.window_statement = old_window
+        tick_rows.window_statement = old_window
     with tempfile.TemporaryDirectory(prefix="xmrgate-scale-") as tmp:
         workdir = Path(tmp)
         devnet, sqlite = Devnet(workdir / "devnet"), str(workdir / "scale.sqlite3")

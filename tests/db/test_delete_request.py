@@ -16,7 +16,8 @@ from tests.db.support import new_request
 from tests.unit.fakes import AllowAll, FakeWallet
 from xmrgate.adapters.store.db import Database
 from xmrgate.adapters.store.outbox import OutboxStore, insert_events
-from xmrgate.adapters.store.payments import PaymentStore, save_transfers
+from xmrgate.adapters.store.payments import PaymentStore
+from xmrgate.adapters.store.tick_rows import save_transfers
 from xmrgate.adapters.store.sync_store import SqlSyncStore
 from xmrgate.adapters.store.tables import events, payment_requests, transfers
 from xmrgate.core.payment_requests import PaymentRequests

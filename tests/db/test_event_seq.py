@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 from alembic import command
+from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, text, update
 
 from tests.db.support import new_request
 from xmrgate.adapters.store import db as db_module
-from xmrgate.adapters.store.db import Database, alembic_config, utcnow
+from xmrgate.adapters.store.db import MIGRATIONS_DIR, Database, alembic_config, utcnow
 from xmrgate.adapters.store.listing import SqlListing
 from xmrgate.adapters.store.outbox import insert_events
 from xmrgate.adapters.store.payments import PaymentStore
@@ -183,14 +184,26 @@ def test_upgrade_from_0006_keeps_events_seqs_and_callback_tries(database_url: st
             await db.migrate()
             after, foreign_keys = await _state(db)
             assert foreign_keys == 1
-            assert after["revision"] == "0007"
+            assert after["revision"] == ScriptDirectory(str(MIGRATIONS_DIR)).get_current_head()
             assert "AUTOINCREMENT" in after["events_ddl"]
-            assert after["events"] == before["events"]
+            # Revision 0008 appends the store (the default one) to every event.
+            assert [row[:-1] for row in after["events"]] == before["events"]
+            assert {row[-1] for row in after["events"]} == {"default"}
             assert [row[0] for row in after["events"]] == [seq for seq, _ in _EVENTS]
             assert after["tries"] == before["tries"] and len(after["tries"]) == len(_TRIES)
-            assert after["indexes"] == before["indexes"]
+            # The indexes of the two tables 0007 rebuilt, less the one 0008 adds (0008
+            # rebuilds other tables, whose automatic index names change).
+            def rebuilt_indexes(found: list[Any]) -> list[Any]:
+                tables = ("events", "callback_tries")
+                return [i for i in found if i[1] in tables and i[0] != "ix_events_store_seq"]
+
+            assert rebuilt_indexes(after["indexes"]) == rebuilt_indexes(before["indexes"])
             # The table was rebuilt with its constraints: only the seq column changed.
-            assert _definitions(after["events_ddl"]) == _definitions(before["events_ddl"])
+            without_store = after["events_ddl"].replace(
+                ", store_id VARCHAR(32) DEFAULT 'default' NOT NULL", ""
+            )
+            rebuilt = _definitions(without_store)
+            assert rebuilt == _definitions(before["events_ddl"])
             assert "FOREIGN KEY(request_id) REFERENCES payment_requests (id) ON DELETE CASCADE" in (
                 _definitions(after["events_ddl"])
             )

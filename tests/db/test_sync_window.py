@@ -16,7 +16,7 @@ from sqlalchemy import insert, text
 
 from tests.db.support import new_request
 from xmrgate.adapters.store.db import Database
-from xmrgate.adapters.store.payments import subaddr_indices_in_window, window_statement
+from xmrgate.adapters.store.tick_rows import request_ids_in_window, window_statement
 from xmrgate.adapters.store.tables import transfers
 
 START = 5_000
@@ -39,8 +39,9 @@ def _transfer(n: int, index: int, request_id: int, state: str, height: int) -> d
     }
 
 
-async def _seed(db: Database) -> None:
-    """Subaddress n has one transfer in the state and at the height listed here."""
+async def _seed(db: Database) -> dict[int, int]:
+    """Subaddress n has one transfer in the state and at the height listed here; the
+    request id of each subaddress index."""
     cases = [
         (1, "pool", 0),  # in the pool: always in the window
         (2, "confirmed", START),  # mined at the window's start
@@ -50,8 +51,10 @@ async def _seed(db: Database) -> None:
         (6, "unlocked", 10),
     ]
     rows = []
+    ids = {}
     for index, state, height in cases:
         request = await new_request(db, index)
+        ids[request.id] = index
         rows.append(_transfer(index, index, request.id, state, height))
     history = await new_request(db, 100)
     rows += [_transfer(1000 + n, 100, history.id, "unlocked", n % START) for n in range(OLD)]
@@ -59,13 +62,14 @@ async def _seed(db: Database) -> None:
         await conn.execute(insert(transfers), rows)
     async with db.engine.connect() as conn:
         await (await conn.execution_options(isolation_level="AUTOCOMMIT")).execute(text("ANALYZE"))
+    return ids
 
 
 def test_window_holds_pool_and_mined_transfers_from_start(on_database: Any) -> None:
     async def scenario(db: Database) -> set[int]:
-        await _seed(db)
+        index_of = await _seed(db)
         async with db.read() as conn:
-            return await subaddr_indices_in_window(conn, START)
+            return {index_of[i] for i in await request_ids_in_window(conn, START)}
 
     assert on_database(scenario) == {1, 2, 3}
 

@@ -13,7 +13,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -23,6 +23,7 @@ from xmrgate.domain import invoice, ledger
 from xmrgate.domain.errors import XmrgateError
 from xmrgate.domain.payloads import callback_json, invoice_of
 from xmrgate.domain.records import PaymentRequest
+from xmrgate.domain.stores import DEFAULT_STORE
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,8 @@ class WindowBounds:
     synced: int | None
     lowest_locked: int | None
     has_requests: bool
+    # Account index of the main wallet -> the store receiving on it.
+    accounts: Mapping[int, str] = field(default_factory=lambda: {0: DEFAULT_STORE})
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +84,7 @@ class SyncWallet(Protocol):
         ...
 
     async def incoming_transfers(self, min_height: int, max_height: int) -> list[dict[str, Any]]:
-        """Incoming transfers of account 0 in the window, plus the pool."""
+        """Incoming transfers of every account in the window, plus the pool."""
         ...
 
 
@@ -100,20 +103,25 @@ class SyncStore(Protocol):
         self,
         height: int,
         start: int,
-        observed_indices: set[int],
-        decide: Callable[[Snapshot], Decision],
+        observed: Mapping[str, set[int]],
+        decide: Callable[[str, Snapshot], Decision],
         *,
         with_announced: bool,
-    ) -> Decision:
-        """Read a Snapshot, call ``decide``, write its changes and the height atomically."""
+    ) -> list[Decision]:
+        """For each store with something to reconcile (observed indices by store, or
+        transfers in the window, or a due expiry): read its Snapshot, call ``decide``;
+        write every change and the height in one transaction."""
         ...
 
 
-def observation(entry: dict[str, Any]) -> ledger.Observation | None:
-    """Turn one ``get_transfers`` entry into an Observation (None for other accounts)."""
+def account_of(entry: dict[str, Any]) -> int:
+    """The account (major index) a ``get_transfers`` entry arrived on."""
+    return int((entry.get("subaddr_index") or {}).get("major", 0))
+
+
+def observation(entry: dict[str, Any]) -> ledger.Observation:
+    """Turn one ``get_transfers`` entry into an Observation (within its account)."""
     index = entry.get("subaddr_index") or {}
-    if int(index.get("major", 0)) != 0:
-        return None
     in_pool = entry.get("type") == "pool"
     return ledger.Observation(
         tx_hash=str(entry["txid"]),
@@ -186,29 +194,43 @@ class SyncEngine:
                 synced if synced is not None else height, bounds.lowest_locked, self._margin
             )
             raw = await self._wallet.incoming_transfers(start, height)
-            observed = [o for o in map(observation, raw) if o is not None]
-            decision = await self._store.apply(
+            # Each account is a store; accounts no store uses are not ours to credit.
+            by_store: dict[str, list[ledger.Observation]] = {}
+            for entry in raw:
+                store = bounds.accounts.get(account_of(entry))
+                if store is not None:
+                    by_store.setdefault(store, []).append(observation(entry))
+            decisions = await self._store.apply(
                 height,
                 start,
-                {o.subaddr_index for o in observed},
-                lambda snapshot: self._decide(snapshot, height, start, observed),
+                {store: {o.subaddr_index for o in found} for store, found in by_store.items()},
+                lambda store, snapshot: self._decide(
+                    store, snapshot, height, start, by_store.get(store, [])
+                ),
                 with_announced=not self._zero_conf,
             )
-        self._log_events(decision.outcome.events)
-        if decision.event_rows:
+        rows = [row for d in decisions for row in d.event_rows]
+        for decision in decisions:
+            self._log_events(decision.outcome.events)
+        if rows:
             self._on_events()
         return TickResult(
             ran=True,
             height=height,
             window_start=start,
-            observed=len(observed),
-            changed=len(decision.outcome.changed),
-            events=len(decision.event_rows),
+            observed=sum(len(found) for found in by_store.values()),
+            changed=sum(len(d.outcome.changed) for d in decisions),
+            events=len(rows),
             seconds=time.perf_counter() - started,
         )
 
     def _decide(
-        self, snapshot: Snapshot, height: int, start: int, observed: list[ledger.Observation]
+        self,
+        store: str,
+        snapshot: Snapshot,
+        height: int,
+        start: int,
+        observed: list[ledger.Observation],
     ) -> Decision:
         """Reconcile inside the store's transaction; build the outbox rows of the events."""
         requests = snapshot.requests
@@ -232,6 +254,7 @@ class SyncEngine:
                 {
                     "id": str(uuid.uuid4()),
                     "request_id": request.id,
+                    "store_id": store,
                     "kind": event.kind,
                     "tx_hash": event.transfer.tx_hash if event.transfer else "",
                     "callback_url": request.callback_url or None,

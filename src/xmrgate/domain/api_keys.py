@@ -55,7 +55,9 @@ def _parse_entry(entry: str) -> ApiKey:
     scopes = frozenset(s for s in (rest[0].split("+") if rest else []) if s) or SCOPES
     unknown = scopes - SCOPES
     if unknown or len(rest) > 1:
-        raise ValueError(f"unknown API key scope {sorted(unknown)}; use read, receive, transfer, admin")
+        raise ValueError(
+            f"unknown API key scope {sorted(unknown)}; use read, receive, transfer, admin"
+        )
     return ApiKey(digest=digest, label=label, scopes=scopes)
 
 

@@ -1,4 +1,5 @@
-"""Command line: ``xmrgate [serve] [options]``, ``migrate``, ``dev ...``, ``wallet init``.
+"""Command line: ``xmrgate [serve] [options]``, ``migrate``, ``dev ...``, ``wallet init``,
+``store ...``.
 
 Options are generated from ``Settings`` so each one is documented with its
 environment variable. Go-style single-dash spellings (``-rpc-address``) are
@@ -23,7 +24,7 @@ from xmrgate.domain.durations import format_duration, parse_duration
 
 log = logging.getLogger(__name__)
 
-COMMANDS = ("serve", "migrate", "dev", "wallet", "status")
+COMMANDS = ("serve", "migrate", "dev", "wallet", "status", "store")
 EPILOG = """commands:
   serve (default)         run the gateway with the options above
   migrate                 apply database migrations and exit
@@ -35,16 +36,25 @@ EPILOG = """commands:
   wallet init             create the gateway's wallet in wallet-rpc (a new one)
   wallet init --view-only --address A --view-key V [--restore-height H]
                           create a view-only wallet: no spend key on this server
+  store add ID --account [--name NAME]
+                          add a store on a new account of the main wallet
+  store key ID [--scopes read+receive+transfer]
+                          create an API key of the store (printed alone on stdout)
+  store list [--json]     list the stores (store commands take --sqlite/--postgresql)
 
 Every option can also be given by the environment variable in [brackets]."""
 
 
-def _settings_parser(prog: str) -> argparse.ArgumentParser:
+def _settings_parser(prog: str, *, add_help: bool = True) -> argparse.ArgumentParser:
+    """The gateway's options; ``add_help=False`` (no -h, no abbreviations) picks them out
+    of a subcommand's arguments."""
     parser = argparse.ArgumentParser(
         prog=prog,
         description="xmrgate: self-hosted Monero payment gateway (MoneroPay v2 compatible).",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        add_help=add_help,
+        allow_abbrev=add_help,
     )
     parser.add_argument("--version", action="version", version=f"xmrgate {__version__}")
     for name, field in Settings.model_fields.items():
@@ -85,7 +95,17 @@ def _settings_parser(prog: str) -> argparse.ArgumentParser:
 
 def load_settings(argv: Sequence[str], prog: str = "xmrgate") -> Settings:
     """Parse options; values not given on the command line come from the environment."""
-    args = _settings_parser(prog).parse_args(list(argv))
+    return _settings(_settings_parser(prog).parse_args(list(argv)))
+
+
+def split_settings(argv: Sequence[str], prog: str) -> tuple[Settings, list[str]]:
+    """The gateway's options among ``argv`` (``--sqlite``, ``--rpc-address``...) as
+    Settings, and the other arguments in their order (a subcommand's own)."""
+    args, rest = _settings_parser(prog, add_help=False).parse_known_args(list(argv))
+    return _settings(args), rest
+
+
+def _settings(args: argparse.Namespace) -> Settings:
     given: dict[str, Any] = {k: v for k, v in vars(args).items() if v is not None}
     try:
         return Settings(**given)
@@ -206,6 +226,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         from xmrgate.runtime.status_cli import status_main
 
         status_main(args)
+    elif command == "store":
+        from xmrgate.runtime.store_cli import main as store_main
+
+        settings, store_args = split_settings(args, "xmrgate store")
+        raise SystemExit(store_main(store_args, settings))
     elif command == "migrate":
         migrate(load_settings(args, "xmrgate migrate"))
     else:

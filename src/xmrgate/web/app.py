@@ -16,7 +16,7 @@ from xmrgate.core.gateway import Gateway
 from xmrgate.core.wallet_status import WalletIdentity
 from xmrgate.web import api_docs
 from xmrgate.web.admin.routes import build_router as build_admin_router
-from xmrgate.web.api import invoices, receive, received, transfer, wallet_status
+from xmrgate.web.api import invoices, receive, received, stores, transfer, wallet_status
 from xmrgate.web.api import status as status_routes
 from xmrgate.web.api.errors import install_error_handlers
 from xmrgate.web.api.security import ApiKeyGate, BodySizeLimit, HeaderLimits
@@ -123,6 +123,7 @@ def create_app(
     app.include_router(api_docs.router)
     app.include_router(status_routes.router)
     app.include_router(received.router)
+    app.include_router(stores.router)
     if settings.metrics:
         app.include_router(status_routes.metrics_router)
     if settings.checkout:

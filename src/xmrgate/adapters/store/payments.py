@@ -6,19 +6,19 @@ tick reads and writes in one); ``PaymentStore`` methods open their own.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, bindparam, delete, exists, func, insert, select, update
+from sqlalchemy import bindparam, delete, exists, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from xmrgate.adapters.store.db import Database, as_utc, utcnow
 from xmrgate.adapters.store.tables import payment_requests, sync_state, transfers
 from xmrgate.domain.errors import AlreadyExists, RequestHasFunds, SubaddressTaken
-from xmrgate.domain.invoice import OPEN
 from xmrgate.domain.ledger import Transfer, TransferState
 from xmrgate.domain.records import PaymentRequest, PaymentStatus
+from xmrgate.domain.stores import DEFAULT_STORE
 
 SYNC_STATE_ID = 1
 
@@ -40,7 +40,7 @@ def _request(row: Mapping[Any, Any]) -> PaymentRequest:
     )
 
 
-# The row-to-record mapping, for the other query modules (the list).
+# The row-to-record mappings, for the other query modules (the list, the tick).
 request_from_row = _request
 
 
@@ -58,6 +58,8 @@ def _transfer(row: Mapping[Any, Any]) -> Transfer:
         first_seen=row["first_seen"],
     )
 
+
+transfer_from_row = _transfer
 
 _SYNCED_HEIGHT = (
     select(sync_state.c.wallet_height).where(sync_state.c.id == SYNC_STATE_ID).scalar_subquery()
@@ -79,13 +81,30 @@ _STATUS_QUERY = (
     )
     .where(payment_requests.c.address == bindparam("address"))
 )
+# The same within one store: another store's address reads as unknown (404, never 403).
+_STATUS_IN_STORE_QUERY = _STATUS_QUERY.where(payment_requests.c.store_id == bindparam("store"))
 
 
 class PaymentStore:
-    """Reads and writes of payment requests for the API."""
+    """Reads and writes of payment requests for the API, within one store.
 
-    def __init__(self, db: Database) -> None:
+    ``store_id`` None reads every store (the public checkout page, which finds a request
+    by its address alone); it cannot create requests.
+    """
+
+    def __init__(self, db: Database, store_id: str | None = DEFAULT_STORE) -> None:
         self._db = db
+        self._store_id = store_id
+
+    @property
+    def store_id(self) -> str | None:
+        """The store this repository reads and writes (None: all, read-only)."""
+        return self._store_id
+
+    def _in_store(self) -> Any:
+        if self._store_id is None:
+            return payment_requests.c.id.is_not(None)
+        return payment_requests.c.store_id == self._store_id
 
     async def create(
         self,
@@ -113,13 +132,15 @@ class PaymentStore:
             "underpay_tolerance": underpay_tolerance,
             "status": status,
         }
+        if self._store_id is None:
+            raise RuntimeError("a payment request is created in a store")
         # One statement: the creation height comes from sync_state in the INSERT itself.
         try:
             async with self._db.write(single_statement=True) as conn:
                 row = (
                     await conn.execute(
                         insert(payment_requests)
-                        .values(**values, created_height=_SYNCED_HEIGHT)
+                        .values(**values, store_id=self._store_id, created_height=_SYNCED_HEIGHT)
                         .returning(payment_requests.c.id, payment_requests.c.created_height)
                     )
                 ).one()
@@ -133,14 +154,16 @@ class PaymentStore:
         """The highest subaddress index any payment request uses (0 when none)."""
         async with self._db.read() as conn:
             value = (
-                await conn.execute(select(func.max(payment_requests.c.subaddr_index)))
+                await conn.execute(
+                    select(func.max(payment_requests.c.subaddr_index)).where(self._in_store())
+                )
             ).scalar()
             return int(value or 0)
 
     async def get(self, address: str) -> PaymentRequest | None:
         """The payment request of ``address``, if any."""
         async with self._db.read() as conn:
-            return await request_by_address(conn, address)
+            return await request_by_address(conn, address, self._store_id)
 
     async def delete(self, address: str) -> bool:
         """Forget an unpaid request (its events go with it); False when there is none.
@@ -163,20 +186,22 @@ class PaymentStore:
             if not self._db.is_sqlite:
                 locked = await conn.execute(
                     select(payment_requests.c.id)
-                    .where(payment_requests.c.address == address)
+                    .where(payment_requests.c.address == address, self._in_store())
                     .with_for_update()
                 )
                 if locked.first() is None:
                     return False
             unpaid = ~exists().where(transfers.c.request_id == payment_requests.c.id)
             result = await conn.execute(
-                delete(payment_requests).where(payment_requests.c.address == address, unpaid)
+                delete(payment_requests).where(
+                    payment_requests.c.address == address, self._in_store(), unpaid
+                )
             )
             if result.rowcount:
                 return True
             # Nothing deleted: no such request, or it has a transfer. Our lock (the row
             # on PostgreSQL, the write lock on SQLite) keeps that answer still meanwhile.
-            if await request_by_address(conn, address) is None:
+            if await request_by_address(conn, address, self._store_id) is None:
                 return False
         raise RequestHasFunds()
 
@@ -187,7 +212,14 @@ class PaymentStore:
         statement on an autocommit connection, so no BEGIN/ROLLBACK round trips.
         """
         async with self._db.read(autocommit=True) as conn:
-            rows = (await conn.execute(_STATUS_QUERY, {"address": address})).all()
+            if self._store_id is None:
+                rows = (await conn.execute(_STATUS_QUERY, {"address": address})).all()
+            else:
+                query, values = (
+                    _STATUS_IN_STORE_QUERY,
+                    {"address": address, "store": self._store_id},
+                )
+                rows = (await conn.execute(query, values)).all()
         if not rows:
             return None
         width = len(payment_requests.c)
@@ -204,13 +236,15 @@ class PaymentStore:
         )
 
 
-async def request_by_address(conn: AsyncConnection, address: str) -> PaymentRequest | None:
-    """The payment request of ``address`` within the caller's transaction."""
-    row = (
-        (await conn.execute(select(payment_requests).where(payment_requests.c.address == address)))
-        .mappings()
-        .first()
-    )
+async def request_by_address(
+    conn: AsyncConnection, address: str, store_id: str | None = None
+) -> PaymentRequest | None:
+    """The payment request of ``address`` (in ``store_id``, if given) in the caller's
+    transaction."""
+    query = select(payment_requests).where(payment_requests.c.address == address)
+    if store_id is not None:
+        query = query.where(payment_requests.c.store_id == store_id)
+    row = (await conn.execute(query)).mappings().first()
     return _request(row) if row else None
 
 
@@ -255,142 +289,3 @@ async def lowest_locked_height(conn: AsyncConnection) -> int | None:
     )
     height = (await conn.execute(query)).scalar()
     return None if height is None else int(height)
-
-
-# The states a mined transfer the window can still change is in (not pool, not gone).
-MINED_STATES = [s.value for s in TransferState if s not in (TransferState.POOL, TransferState.GONE)]
-
-
-def window_statement(start: int) -> Select[int]:
-    """Subaddresses with a transfer in the pool or mined (not gone) at ``start`` or above.
-
-    The states are listed, not ``state != 'gone'``: only ``state IN (...) AND height >=
-    start`` is a range of ``ix_transfers_state_height`` (one per state). With ``!=``
-    PostgreSQL read the whole index and SQLite the whole table on every tick, a cost
-    growing with every transfer ever stored (issue 17, ``bench/scale.py``).
-    """
-    return (
-        select(transfers.c.subaddr_index)
-        .where(
-            (transfers.c.state == TransferState.POOL.value)
-            | (transfers.c.state.in_(MINED_STATES) & (transfers.c.height >= start))
-        )
-        .distinct()
-    )
-
-
-async def subaddr_indices_in_window(conn: AsyncConnection, start: int) -> set[int]:
-    """Subaddresses with a transfer in the pool or mined at ``start`` or above."""
-    return {r[0] for r in await conn.execute(window_statement(start))}
-
-
-async def requests_by_index(
-    conn: AsyncConnection, indices: Collection[int]
-) -> dict[int, PaymentRequest]:
-    """Payment requests of the given subaddress indices (unknown ones are absent)."""
-    found: dict[int, PaymentRequest] = {}
-    wanted = sorted(indices)
-    # Chunked: SQLite limits bound parameters per statement.
-    for i in range(0, len(wanted), 500):
-        rows = await conn.execute(
-            select(payment_requests).where(
-                payment_requests.c.subaddr_index.in_(wanted[i : i + 500])
-            )
-        )
-        for row in rows.mappings():
-            request = _request(row)
-            found[request.subaddr_index] = request
-    return found
-
-
-async def transfers_of(conn: AsyncConnection, request_ids: Collection[int]) -> list[Transfer]:
-    """Every stored transfer of the given payment requests."""
-    ids = sorted(request_ids)
-    found: list[Transfer] = []
-    for i in range(0, len(ids), 500):
-        rows = await conn.execute(
-            select(transfers).where(transfers.c.request_id.in_(ids[i : i + 500]))
-        )
-        found.extend(_transfer(r) for r in rows.mappings())
-    return found
-
-
-async def save_transfers(
-    conn: AsyncConnection,
-    changed: Iterable[Transfer],
-    existing: Collection[tuple[str, int]],
-    request_id_by_index: Mapping[int, int],
-) -> None:
-    """Insert new transfers and update changed ones."""
-    now = utcnow()
-    new_rows = []
-    updated_rows = []
-    for t in changed:
-        row = {
-            "amount": t.amount,
-            "fee": t.fee,
-            "height": t.height,
-            "timestamp": t.timestamp,
-            "unlock_time": t.unlock_time,
-            "double_spend_seen": t.double_spend_seen,
-            "state": t.state.value,
-            "updated_at": now,
-            "first_seen": t.first_seen,
-        }
-        if t.key in existing:
-            updated_rows.append({**row, "k_tx": t.tx_hash, "k_index": t.subaddr_index})
-        else:
-            new_rows.append(
-                {
-                    **row,
-                    "tx_hash": t.tx_hash,
-                    "subaddr_index": t.subaddr_index,
-                    "request_id": request_id_by_index[t.subaddr_index],
-                }
-            )
-    if new_rows:
-        await conn.execute(insert(transfers), new_rows)
-    if updated_rows:
-        await conn.execute(
-            update(transfers)
-            .where(transfers.c.tx_hash == bindparam("k_tx"))
-            .where(transfers.c.subaddr_index == bindparam("k_index"))
-            .values(
-                {
-                    c: bindparam(c)
-                    for c in (
-                        "amount",
-                        "fee",
-                        "height",
-                        "timestamp",
-                        "unlock_time",
-                        "double_spend_seen",
-                        "state",
-                        "updated_at",
-                        "first_seen",
-                    )
-                }
-            ),
-            updated_rows,
-        )
-
-
-async def expired_open_indices(conn: AsyncConnection, now: datetime) -> set[int]:
-    """Subaddresses of requests recorded waiting/partial whose expiry has passed."""
-    rows = await conn.execute(
-        select(payment_requests.c.subaddr_index).where(
-            payment_requests.c.status.in_([s.value for s in OPEN]),
-            payment_requests.c.expires_at <= now,
-        )
-    )
-    return {r[0] for r in rows}
-
-
-async def save_statuses(conn: AsyncConnection, statuses: Mapping[int, str]) -> None:
-    """Record the status of requests (by id) that the tick changed."""
-    await conn.execute(
-        update(payment_requests)
-        .where(payment_requests.c.id == bindparam("k_id"))
-        .values(status=bindparam("new_status")),
-        [{"k_id": i, "new_status": str(s)} for i, s in statuses.items()],
-    )

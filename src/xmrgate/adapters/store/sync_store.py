@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 
-from xmrgate.adapters.store import payments
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from xmrgate.adapters.store import payments, tick_rows
 from xmrgate.adapters.store.db import Database, utcnow
 from xmrgate.adapters.store.outbox import insert_events, last_event_kinds
+from xmrgate.adapters.store.stores_accounts import store_accounts
 from xmrgate.core.sync import Decision, Snapshot, WindowBounds
 from xmrgate.domain import ledger
+from xmrgate.domain.records import PaymentRequest
 
 
 class SqlSyncStore:
@@ -37,49 +41,76 @@ class SqlSyncStore:
                 await payments.set_chain_height(conn, oldest, exists=True)
 
     async def window_bounds(self) -> WindowBounds:
-        """Synced height, lowest locked height, and whether any request exists."""
+        """Synced height, lowest locked height, whether any request exists, the stores."""
         async with self._db.read() as conn:
             return WindowBounds(
                 synced=await payments.chain_height(conn),
                 lowest_locked=await payments.lowest_locked_height(conn),
                 has_requests=await payments.any_request(conn),
+                accounts=await store_accounts(conn),
             )
 
     async def apply(
         self,
         height: int,
         start: int,
-        observed_indices: set[int],
-        decide: Callable[[Snapshot], Decision],
+        observed: Mapping[str, set[int]],
+        decide: Callable[[str, Snapshot], Decision],
+        *,
+        with_announced: bool,
+    ) -> list[Decision]:
+        """Read what can change, let ``decide`` reconcile it store by store, write it all
+        (every store and the height) in ONE transaction: a crash between two stores'
+        writes would otherwise leave the height past payments never recorded."""
+        decisions: list[Decision] = []
+        async with self._db.write() as conn:
+            synced = await payments.chain_height(conn)
+            # Requests with transfers in the window, and open requests past their expiry
+            # (the tick records and announces that, under the sync leadership: once).
+            ids = await tick_rows.request_ids_in_window(conn, start)
+            ids |= await tick_rows.expired_open_ids(conn, utcnow())
+            found = await tick_rows.requests_by_id(conn, ids) if ids else {}
+            wanted = {(store, i) for store, indices in observed.items() for i in indices}
+            missing = wanted - found.keys()
+            if missing:
+                found.update(await tick_rows.requests_by_store_index(conn, missing))
+            by_store: dict[str, dict[int, PaymentRequest]] = {store: {} for store in observed}
+            for (store, index), request in found.items():
+                by_store.setdefault(store, {})[index] = request
+            for store, requests in by_store.items():
+                decision = await self._apply_store(
+                    conn, store, requests, decide, with_announced=with_announced
+                )
+                decisions.append(decision)
+            if synced != height:
+                await payments.set_chain_height(conn, height, exists=synced is not None)
+        return decisions
+
+    @staticmethod
+    async def _apply_store(
+        conn: AsyncConnection,
+        store: str,
+        requests: dict[int, PaymentRequest],
+        decide: Callable[[str, Snapshot], Decision],
         *,
         with_announced: bool,
     ) -> Decision:
-        """Read what can change, let ``decide`` reconcile it, write it all in one transaction."""
-        async with self._db.write() as conn:
-            synced = await payments.chain_height(conn)
-            indices = observed_indices | await payments.subaddr_indices_in_window(conn, start)
-            # Open requests past their expiry: the tick records it (and announces it) in
-            # this transaction, under the sync leadership, so exactly once.
-            indices |= await payments.expired_open_indices(conn, utcnow())
-            requests = await payments.requests_by_index(conn, indices) if indices else {}
-            stored = await payments.transfers_of(conn, [r.id for r in requests.values()])
-            kinds: dict[tuple[int, str], str] = {}
-            pool = [t for t in stored if t.state is ledger.TransferState.POOL]
-            if with_announced and pool:
-                kinds = await last_event_kinds(conn, {requests[t.subaddr_index].id for t in pool})
-            decision = decide(Snapshot(requests=requests, stored=stored, last_event_kinds=kinds))
-            if decision.outcome.changed:
-                await payments.save_transfers(
-                    conn,
-                    decision.outcome.changed,
-                    {t.key for t in stored},
-                    {i: r.id for i, r in requests.items()},
-                )
-            if decision.outcome.statuses:
-                await payments.save_statuses(
-                    conn, {requests[i].id: s for i, s in decision.outcome.statuses.items()}
-                )
-            await insert_events(conn, decision.event_rows)
-            if synced != height:
-                await payments.set_chain_height(conn, height, exists=synced is not None)
+        stored = await tick_rows.transfers_of(conn, [r.id for r in requests.values()])
+        kinds: dict[tuple[int, str], str] = {}
+        pool = [t for t in stored if t.state is ledger.TransferState.POOL]
+        if with_announced and pool:
+            kinds = await last_event_kinds(conn, {requests[t.subaddr_index].id for t in pool})
+        decision = decide(store, Snapshot(requests=requests, stored=stored, last_event_kinds=kinds))
+        if decision.outcome.changed:
+            await tick_rows.save_transfers(
+                conn,
+                decision.outcome.changed,
+                {t.key for t in stored},
+                {i: r.id for i, r in requests.items()},
+            )
+        if decision.outcome.statuses:
+            await tick_rows.save_statuses(
+                conn, {requests[i].id: s for i, s in decision.outcome.statuses.items()}
+            )
+        await insert_events(conn, decision.event_rows)
         return decision

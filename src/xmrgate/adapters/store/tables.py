@@ -154,7 +154,11 @@ events = Table(
     Column("last_error", Text, nullable=True),
     Column("claimed_by", String(64), nullable=True),
     Column("claimed_until", DateTime(timezone=True), nullable=True),
+    # The request's store (migration 0008), copied so that the feed of one store and the
+    # callback's signing secret need no join.
+    Column("store_id", String(32), nullable=False, server_default="default"),
     Index("ix_events_status_next", "status", "next_attempt_at"),
+    Index("ix_events_store_seq", "store_id", "seq"),
     # GET /events?after=<seq> needs a seq that is never handed out twice. Without
     # AUTOINCREMENT SQLite gives max(seq) + 1, reusing the number of a deleted newest
     # event (DELETE /receive, retention) that a client may have seen (migration 0007).

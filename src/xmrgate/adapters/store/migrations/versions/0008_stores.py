@@ -88,13 +88,17 @@ def upgrade() -> None:
         ["store_id", "status", "created_at", "id"],
     )
     op.create_index("ix_payouts_store_id", "payouts", ["store_id"])
+    # A plain ADD COLUMN (no rebuild of events and its tries); no foreign key, it copies
+    # the request's store.
+    op.add_column(
+        "events", sa.Column("store_id", sa.String(32), nullable=False, server_default="default")
+    )
+    op.create_index("ix_events_store_seq", "events", ["store_id", "seq"])
 
 
 def _postgresql_rekey() -> None:
     op.add_column("payment_requests", _store_id("payment_requests"))
-    op.drop_constraint(
-        "payment_requests_subaddr_index_key", "payment_requests", type_="unique"
-    )
+    op.drop_constraint("payment_requests_subaddr_index_key", "payment_requests", type_="unique")
     op.create_unique_constraint(
         "uq_payment_requests_store_subaddr", "payment_requests", ["store_id", "subaddr_index"]
     )
@@ -121,9 +125,13 @@ def _sqlite_rekey() -> None:
         batch.create_unique_constraint(
             "uq_payment_requests_store_subaddr", ["store_id", "subaddr_index"]
         )
-    with op.batch_alter_table("transfers", recreate="always", naming_convention=_SQLITE_NAMES) as batch:
+    with op.batch_alter_table(
+        "transfers", recreate="always", naming_convention=_SQLITE_NAMES
+    ) as batch:
         batch.create_primary_key("pk_transfers", ["tx_hash", "request_id"])
-    with op.batch_alter_table("payouts", recreate="always", naming_convention=_SQLITE_NAMES) as batch:
+    with op.batch_alter_table(
+        "payouts", recreate="always", naming_convention=_SQLITE_NAMES
+    ) as batch:
         batch.add_column(_store_id("payouts"))
     with op.batch_alter_table(
         "address_pool", recreate="always", naming_convention=_SQLITE_NAMES
@@ -133,5 +141,54 @@ def _sqlite_rekey() -> None:
 
 
 def downgrade() -> None:
-    """Not supported: requests of other stores would collide on account 0's indices."""
-    raise NotImplementedError("revision 0008 (stores) cannot be downgraded")
+    """Back to one shop: only while no store but ``default`` exists (else the requests of
+    other accounts would collide on account 0's indices, and be credited to it)."""
+    bind = op.get_bind()
+    others = bind.exec_driver_sql("SELECT count(*) FROM stores WHERE id <> 'default'").scalar()
+    if others:
+        raise RuntimeError(
+            "revision 0008 cannot be downgraded while stores other than default exist"
+        )
+    op.drop_index("ix_events_store_seq", "events")
+    op.drop_index("ix_payouts_store_id", "payouts")
+    op.drop_index("ix_payment_requests_store_status_created", "payment_requests")
+    op.drop_index("ix_payment_requests_store_created", "payment_requests")
+    if bind.dialect.name == "sqlite":
+        if bind.exec_driver_sql("PRAGMA foreign_keys").scalar():
+            raise RuntimeError("revision 0008's downgrade must run with foreign keys off")
+        op.execute("ALTER TABLE events DROP COLUMN store_id")
+        with op.batch_alter_table(
+            "address_pool", recreate="always", naming_convention=_SQLITE_NAMES
+        ) as batch:
+            batch.drop_column("store_id")
+            batch.create_primary_key("pk_address_pool", ["subaddr_index"])
+        with op.batch_alter_table(
+            "payouts", recreate="always", naming_convention=_SQLITE_NAMES
+        ) as batch:
+            batch.drop_column("store_id")
+        with op.batch_alter_table(
+            "transfers", recreate="always", naming_convention=_SQLITE_NAMES
+        ) as batch:
+            batch.create_primary_key("pk_transfers", ["tx_hash", "subaddr_index"])
+        with op.batch_alter_table(
+            "payment_requests", recreate="always", naming_convention=_SQLITE_NAMES
+        ) as batch:
+            batch.drop_constraint("uq_payment_requests_store_subaddr", type_="unique")
+            batch.drop_column("store_id")
+            batch.create_unique_constraint("uq_payment_requests_subaddr_index", ["subaddr_index"])
+    else:
+        op.drop_column("events", "store_id")
+        op.drop_constraint("address_pool_pkey", "address_pool", type_="primary")
+        op.drop_column("address_pool", "store_id")
+        op.create_primary_key("address_pool_pkey", "address_pool", ["subaddr_index"])
+        op.drop_column("payouts", "store_id")
+        op.drop_constraint("transfers_pkey", "transfers", type_="primary")
+        op.create_primary_key("transfers_pkey", "transfers", ["tx_hash", "subaddr_index"])
+        op.drop_constraint("uq_payment_requests_store_subaddr", "payment_requests", type_="unique")
+        op.drop_column("payment_requests", "store_id")
+        op.create_unique_constraint(
+            "payment_requests_subaddr_index_key", "payment_requests", ["subaddr_index"]
+        )
+    op.drop_index("ix_store_keys_store_id", "store_keys")
+    op.drop_table("store_keys")
+    op.drop_table("stores")

@@ -1,0 +1,165 @@
+"""Stores and their API keys (implements ``core.stores.StoreRepository``).
+
+A key is kept as the hex of its SHA-256 digest, its scopes joined with ``+``
+(``read+receive``); revoking sets ``revoked_at`` and never deletes the row, so the
+payout journal's ``store-key:<id>`` keeps naming a known key.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import RowMapping, insert, select, update
+
+from xmrgate.adapters.store.db import Database, as_utc, utcnow
+from xmrgate.adapters.store.tables import store_keys, stores
+from xmrgate.domain.errors import AlreadyExists, NotFound
+from xmrgate.domain.stores import Store, StoreKey, key_label
+
+# Columns PATCH may write (never the id, the account or the creation time).
+_EDITABLE = (
+    "name",
+    "enabled",
+    "callback_secret",
+    "accent",
+    "default_expires_in",
+    "default_underpay_tolerance",
+)
+
+
+def _store(row: RowMapping) -> Store:
+    return Store(
+        id=row["id"],
+        name=row["name"],
+        account_index=int(row["account_index"]),
+        enabled=bool(row["enabled"]),
+        callback_secret=row["callback_secret"],
+        accent=row["accent"],
+        default_expires_in=row["default_expires_in"],
+        default_underpay_tolerance=row["default_underpay_tolerance"],
+        created_at=as_utc(row["created_at"]),
+    )
+
+
+def _key(row: RowMapping) -> StoreKey:
+    return StoreKey(
+        id=row["id"],
+        store_id=row["store_id"],
+        digest=bytes.fromhex(row["digest"]),
+        scopes=frozenset(s for s in str(row["scopes"]).split("+") if s),
+        created_at=as_utc(row["created_at"]),
+        revoked=row["revoked_at"] is not None,
+        label=key_label(row["id"]),
+    )
+
+
+class SqlStores:
+    """The ``stores`` and ``store_keys`` tables."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def all(self) -> list[Store]:
+        """Every store, by account (the default store, account 0, first)."""
+        async with self._db.read() as conn:
+            rows = await conn.execute(select(stores).order_by(stores.c.account_index))
+            return [_store(r) for r in rows.mappings()]
+
+    async def get(self, store_id: str) -> Store | None:
+        """One store, or None."""
+        async with self._db.read() as conn:
+            row = (
+                (await conn.execute(select(stores).where(stores.c.id == store_id)))
+                .mappings()
+                .first()
+            )
+        return None if row is None else _store(row)
+
+    async def insert(self, store: Store) -> Store:
+        """Store a new store; AlreadyExists naming what is taken (its id or its account)."""
+        values = {
+            "id": store.id,
+            "account_index": store.account_index,
+            "created_at": store.created_at or utcnow(),
+            **{name: getattr(store, name) for name in _EDITABLE},
+        }
+        try:
+            async with self._db.write() as conn:
+                await conn.execute(insert(stores).values(**values))
+        except AlreadyExists:
+            # The transaction is over (PostgreSQL aborts it): look in a new one.
+            if await self.get(store.id) is not None:
+                raise AlreadyExists(f"a store '{store.id}' already exists") from None
+            raise AlreadyExists(
+                f"account {store.account_index} of the main wallet already belongs to a store"
+            ) from None
+        stored = await self.get(store.id)
+        if stored is None:  # deleted between the two statements: nothing deletes stores
+            raise NotFound(f"no store '{store.id}'")
+        return stored
+
+    async def update(self, store: Store) -> Store:
+        """Write the editable fields of ``store``; the row as stored (NotFound if none)."""
+        async with self._db.write() as conn:
+            await conn.execute(
+                update(stores)
+                .where(stores.c.id == store.id)
+                .values(**{name: getattr(store, name) for name in _EDITABLE})
+            )
+            row = (
+                (await conn.execute(select(stores).where(stores.c.id == store.id)))
+                .mappings()
+                .first()
+            )
+        if row is None:
+            raise NotFound(f"no store '{store.id}'")
+        return _store(row)
+
+    async def add_key(self, key: StoreKey) -> None:
+        """Store a key's digest and scopes (MissingReference when its store is gone)."""
+        async with self._db.write() as conn:
+            await conn.execute(
+                insert(store_keys).values(
+                    id=key.id,
+                    store_id=key.store_id,
+                    digest=key.digest.hex(),
+                    scopes="+".join(sorted(key.scopes)),
+                    created_at=key.created_at or utcnow(),
+                    revoked_at=utcnow() if key.revoked else None,
+                )
+            )
+
+    async def keys(self, store_id: str) -> list[StoreKey]:
+        """The keys of a store, revoked ones included, oldest first."""
+        async with self._db.read() as conn:
+            rows = await conn.execute(
+                select(store_keys)
+                .where(store_keys.c.store_id == store_id)
+                .order_by(store_keys.c.created_at, store_keys.c.id)
+            )
+            return [_key(r) for r in rows.mappings()]
+
+    async def revoke_key(self, store_id: str, key_id: str) -> bool:
+        """Revoke that store's key (a revoked one keeps its first ``revoked_at``).
+
+        False when the store has no key of that id (another store's key included).
+        """
+        mine = (store_keys.c.id == key_id) & (store_keys.c.store_id == store_id)
+        async with self._db.write() as conn:
+            await conn.execute(
+                update(store_keys)
+                .where(mine & store_keys.c.revoked_at.is_(None))
+                .values(revoked_at=utcnow())
+            )
+            found = (await conn.execute(select(store_keys.c.id).where(mine))).first()
+        return found is not None
+
+    async def active_keys(self) -> list[StoreKey]:
+        """Keys that may call the API: not revoked, of enabled stores."""
+        query = (
+            select(store_keys)
+            .join(stores, stores.c.id == store_keys.c.store_id)
+            .where(store_keys.c.revoked_at.is_(None), stores.c.enabled)
+            .order_by(store_keys.c.created_at, store_keys.c.id)
+        )
+        async with self._db.read() as conn:
+            rows = await conn.execute(query)
+            return [_key(r) for r in rows.mappings()]

@@ -1,0 +1,118 @@
+"""``/stores``: the operator manages stores and their API keys (the ``admin`` scope).
+
+Thin routes over ``core.stores.StoreAdmin``: the bodies are typed here (unknown fields
+are refused, 400), every rule about their values is the use case's. A store key is
+answered once, when created; afterwards only its id and scopes are listed.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Response
+from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr
+
+from xmrgate.web.api.security import require
+from xmrgate.web.deps import GatewayDep
+
+router = APIRouter()
+ADMIN = [require("admin")]
+
+
+class StoreCreate(BaseModel):
+    """Body of ``POST /stores``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: StrictStr
+    name: StrictStr | None = None
+    # {"account": "new"}: a new account of the main wallet (the only kind for now).
+    wallet: dict[str, Any]
+    callback_secret: StrictStr | None = None
+    accent: StrictStr | None = None
+    default_expires_in: StrictInt | None = None
+    default_underpay_tolerance: StrictInt | None = None
+
+
+class StorePatch(BaseModel):
+    """Body of ``PATCH /stores/{id}``: the fields given are changed, null clears."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: StrictStr | None = None
+    enabled: StrictBool | None = None
+    callback_secret: StrictStr | None = None
+    accent: StrictStr | None = None
+    default_expires_in: StrictInt | None = None
+    default_underpay_tolerance: StrictInt | None = None
+
+
+class KeyCreate(BaseModel):
+    """Body of ``POST /stores/{id}/keys`` (optional: no body means every store scope)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scopes: list[StrictStr] | None = None
+
+
+@router.post("/stores", dependencies=ADMIN)
+async def create_store(body: StoreCreate, gateway: GatewayDep) -> dict[str, Any]:
+    """Create a store on a new account of the main wallet; 409 when the id is taken."""
+    store = await gateway.stores_required().create(
+        body.id,
+        body.name,
+        body.wallet,
+        callback_secret=body.callback_secret,
+        accent=body.accent,
+        default_expires_in=body.default_expires_in,
+        default_underpay_tolerance=body.default_underpay_tolerance,
+    )
+    return store.public()
+
+
+@router.get("/stores", dependencies=ADMIN)
+async def list_stores(gateway: GatewayDep) -> dict[str, Any]:
+    """Every store, the default one first."""
+    return {"stores": [store.public() for store in await gateway.stores_required().list()]}
+
+
+@router.get("/stores/{store_id}", dependencies=ADMIN)
+async def get_store(store_id: str, gateway: GatewayDep) -> dict[str, Any]:
+    """One store (never its callback secret: only whether one is set)."""
+    return (await gateway.stores_required().get(store_id)).public()
+
+
+@router.patch("/stores/{store_id}", dependencies=ADMIN)
+async def update_store(store_id: str, body: StorePatch, gateway: GatewayDep) -> dict[str, Any]:
+    """Change a store's name, state, callback secret, accent or invoice defaults."""
+    changes = body.model_dump(exclude_unset=True)
+    return (await gateway.stores_required().update(store_id, **changes)).public()
+
+
+@router.post("/stores/{store_id}/keys", dependencies=ADMIN)
+async def create_key(
+    store_id: str,
+    gateway: GatewayDep,
+    response: Response,
+    body: Annotated[KeyCreate | None, Body()] = None,
+) -> dict[str, Any]:
+    """A new API key of the store: the key is in this answer only, keep it."""
+    key, token = await gateway.stores_required().create_key(
+        store_id, None if body is None else body.scopes
+    )
+    response.headers["Cache-Control"] = "no-store"
+    return {"id": key.id, "store": key.store_id, "scopes": sorted(key.scopes), "key": token}
+
+
+@router.get("/stores/{store_id}/keys", dependencies=ADMIN)
+async def list_keys(store_id: str, gateway: GatewayDep) -> dict[str, Any]:
+    """The store's keys (ids, scopes, revoked or not; never the keys themselves)."""
+    keys = await gateway.stores_required().list_keys(store_id)
+    return {"keys": [key.public() for key in keys]}
+
+
+@router.delete("/stores/{store_id}/keys/{key_id}", dependencies=ADMIN)
+async def revoke_key(store_id: str, key_id: str, gateway: GatewayDep) -> dict[str, Any]:
+    """Revoke a key of the store at once; 404 when the store has no such key."""
+    await gateway.stores_required().revoke_key(store_id, key_id)
+    return {"id": key_id, "revoked": True}
