@@ -57,7 +57,7 @@ def test_a_store_round_trips_with_every_field(on_database: Any) -> None:
                 created_at=CREATED,
             )
         )
-        await repo.insert(shop("early", account=3))
+        await repo.insert(shop("zz-early", account=3))
         return inserted, await repo.get("shop"), await repo.all()
 
     inserted, read, listed = on_database(scenario)
@@ -71,7 +71,7 @@ def test_a_store_round_trips_with_every_field(on_database: Any) -> None:
         default_underpay_tolerance=2**63 - 1,
         created_at=CREATED,
     )
-    assert [s.id for s in listed] == [DEFAULT_STORE, "early", "shop"]  # by account
+    assert [s.id for s in listed] == [DEFAULT_STORE, "zz-early", "shop"]  # by account
 
 
 def test_a_taken_id_or_account_is_already_exists_naming_it(on_database: Any) -> None:

@@ -51,7 +51,7 @@ def test_keys_are_held_as_hashes() -> None:
 
 @pytest.mark.parametrize(
     "spec",
-    ["", "short", f"{KEY}:admin", f"{KEY}:read:extra", "sha256:nothex", "sha256:abcd"],
+    ["", "short", f"{KEY}:superuser", f"{KEY}:read:extra", "sha256:nothex", "sha256:abcd"],
     ids=["empty", "short", "unknown-scope", "two-colons", "bad-hash", "short-hash"],
 )
 def test_bad_specs_are_refused(spec: str) -> None:

@@ -35,7 +35,7 @@ def test_public_bind_without_keys_is_refused(tmp_path: Path) -> None:
 
 def test_bad_api_key_config_is_refused() -> None:
     """A too-short key or an unknown scope is a configuration error, not a crash."""
-    for spec in ("short", "long-enough-key-1234:admin"):
+    for spec in ("short", "long-enough-key-1234:superuser"):
         result = xmrgate("serve", "--api-key", spec)
         assert result.returncode != 0
         assert "invalid configuration" in result.stderr

@@ -149,7 +149,7 @@ def test_key_prints_the_key_alone(settings: Settings, capsys: pytest.CaptureFixt
     assert out == token + "\n" and "\n" not in token and token.startswith("xgs_")
     [key] = read(settings)[1]
     assert key.digest == hashlib.sha256(token.encode()).digest()
-    assert (key.store_id, key.scopes) == ("shop", {"read", "receive"})
+    assert (key.store_id, key.scopes) == ("shop", frozenset({"read", "receive"}))
     assert key.id in err and token not in err
 
 
@@ -171,14 +171,25 @@ def test_key_refusals_create_no_key(
 
 def test_list_as_text_and_json(settings: Settings, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["add", "shop", "--account"], settings, accounts=FakeAccounts()) == 0
-    assert main(["key", "shop"], settings) == 0
+    for _ in range(3):
+        assert main(["key", "shop"], settings) == 0
+    revoked = read(settings)[1][0]
+
+    async def revoke() -> None:
+        db = Database(settings.database_url())
+        try:
+            assert await SqlStores(db).revoke_key("shop", revoked.id)
+        finally:
+            await db.dispose()
+
+    asyncio.run(revoke())
     capsys.readouterr()
     assert main(["list"], settings) == 0
     rows = [line.split() for line in capsys.readouterr().out.splitlines()]
     assert rows == [
         ["ID", "ACCOUNT", "STATE", "KEYS", "NAME"],
         ["default", "0", "enabled", "0", "Default", "store"],
-        ["shop", "11", "enabled", "1", "shop"],
+        ["shop", "11", "enabled", "2", "shop"],  # active keys: one of three is revoked
     ]
     assert main(["list", "--json"], settings) == 0
     listed = json.loads(capsys.readouterr().out)["stores"]

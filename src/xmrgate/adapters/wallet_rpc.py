@@ -272,10 +272,16 @@ class WalletClient:
         result = await self.call("get_transfers", params)
         return list(result.get("in", [])) + list(result.get("pool", []))
 
-    async def get_transfer_by_txid(self, txid: str) -> dict[str, Any] | None:
-        """The wallet's view of one transaction, or None when it does not know it."""
+    async def get_transfer_by_txid(
+        self, txid: str, *, account: int | None = None
+    ) -> dict[str, Any] | None:
+        """The wallet's view of one transaction (as ``account`` sees it, when given), or
+        None when it does not know it."""
+        params: dict[str, Any] = {"txid": txid}
+        if account is not None:
+            params["account_index"] = account
         try:
-            result = await self.call("get_transfer_by_txid", {"txid": txid})
+            result = await self.call("get_transfer_by_txid", params)
         except WalletError as exc:
             if exc.code == WALLET_RPC_ERROR_CODE_WRONG_TXID:
                 return None

@@ -23,6 +23,7 @@ import logging
 import random
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -100,6 +101,7 @@ class CallbackWorker:
         concurrency: int,
         clock: Clock = _utcnow,
         observer: Observer = NO_OBSERVER,
+        secret_of: Callable[[str], bytes | None] | None = None,
     ) -> None:
         if not timeout > 0:
             raise ValueError("the callback timeout must be positive")
@@ -107,6 +109,8 @@ class CallbackWorker:
         self._sender = sender
         self._policy = policy
         self._secret = secret
+        # Stores: each store's callbacks are signed with its own secret (by store id).
+        self._secret_of = secret_of
         self._timeout = timeout
         self._slots = concurrency
         self._now = clock
@@ -223,8 +227,9 @@ class CallbackWorker:
             EVENT_SEQ_HEADER: str(event.seq),
         }
         try:
-            if self._secret is not None:
-                headers[SIGNATURE_HEADER] = sign(self._secret, int(time.time()), body)
+            secret = self._secret if self._secret_of is None else self._secret_of(event.store_id)
+            if secret is not None:
+                headers[SIGNATURE_HEADER] = sign(secret, int(time.time()), body)
             async with asyncio.timeout(self._timeout):
                 return await self._sender.send(event.callback_url, body, headers)
         except TimeoutError:

@@ -11,14 +11,21 @@ from xmrgate.core.overview import Overview
 from xmrgate.core.payment_requests import PaymentRequests
 from xmrgate.core.payouts import Payouts
 from xmrgate.core.received import ReceivedPerDay
+from xmrgate.core.stores import StoreAdmin
 from xmrgate.core.wallet_status import WalletIdentity, WalletStatus
 from xmrgate.domain.api_keys import ApiKey
 from xmrgate.domain.errors import NotFound
+from xmrgate.domain.stores import DEFAULT_STORE
 
 
 @dataclass
 class Gateway:
-    """Everything a route may call; built by ``runtime/container.py``."""
+    """Everything a route may call, for ONE store; built by ``runtime/container.py``.
+
+    Each store has its own Gateway: its use cases are built on repositories and a
+    wallet account bound to that store, so a route that got a store's Gateway cannot
+    reach another store's requests, events, payouts or balance.
+    """
 
     payment_requests: PaymentRequests
     payouts: Payouts
@@ -33,6 +40,15 @@ class Gateway:
     received: ReceivedPerDay | None = None
     # The list of requests and the event feed (GET /receive, GET /events).
     invoices: Invoices | None = None
+    # Which store this is; the administration of stores (admin scope).
+    store_id: str = DEFAULT_STORE
+    stores: StoreAdmin | None = None
+
+    def stores_required(self) -> StoreAdmin:
+        """The store administration; NotFound when this gateway was built without it."""
+        if self.stores is None:
+            raise NotFound("this gateway has no store administration")
+        return self.stores
 
     def overview_required(self) -> Overview:
         """The overview; NotFound when this gateway was built without one."""

@@ -69,9 +69,14 @@ class StatusCache:
 class CachedPayments:
     """A ``PaymentRepository`` whose ``status`` is answered from a ``StatusCache``."""
 
-    def __init__(self, store: PaymentRepository, cache: StatusCache) -> None:
+    def __init__(
+        self, store: PaymentRepository, cache: StatusCache, *, store_id: str | None = None
+    ) -> None:
         self._store = store
         self._cache = cache
+        # The cache is shared by every store (an address is unique across them); a
+        # store's repository must not answer another store's cached request.
+        self._store_id = store_id
 
     async def status(self, address: str) -> PaymentStatus | None:
         """From the cache, else from the store (kept when nothing changed meanwhile).
@@ -80,6 +85,8 @@ class CachedPayments:
         """
         found = self._cache.get(address)
         if found is not None:
+            if self._store_id is not None and found.request.store_id != self._store_id:
+                return None
             return found
         generation = self._cache.generation
         found = await self._store.status(address)

@@ -28,6 +28,8 @@ class PaymentRequest:
     expires_at: datetime | None = None
     underpay_tolerance: int = 0
     status: str = "waiting"
+    # The store it belongs to (``domain/stores.py``).
+    store_id: str = "default"
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +72,8 @@ class OutboxEvent:
     last_error: str | None
     # Every try, oldest first (filled in where the callbacks are listed, not when claimed).
     tries: tuple[CallbackTry, ...] = ()
+    # The store of its request: its callback is signed with that store's secret.
+    store_id: str = "default"
 
 
 @dataclass(frozen=True, slots=True)

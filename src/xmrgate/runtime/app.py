@@ -26,4 +26,10 @@ def build_app(settings: Settings, services: Services | None = None) -> FastAPI:
         finally:
             await supervisor.close()
 
-    return create_app(settings, services.gateway, lifespan)
+    return create_app(
+        settings,
+        services.gateway,
+        lifespan,
+        store_gateways=services.stores,
+        public_gateway=services.public_gateway,
+    )

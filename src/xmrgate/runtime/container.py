@@ -8,9 +8,11 @@ of ``core/``, and gathers those in the ``Gateway`` that the web layer calls.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass
 
+from xmrgate.adapters.account_wallet import AccountWallet
 from xmrgate.adapters.callback_http import CallbackUrlGuard, Destinations, HttpCallbackSender
 from xmrgate.adapters.metrics import PrometheusMetrics
 from xmrgate.adapters.store.address_pool import SqlAddressPool
@@ -24,6 +26,7 @@ from xmrgate.adapters.store.payments import PaymentStore
 from xmrgate.adapters.store.payouts import PayoutStore
 from xmrgate.adapters.store.received import ReceivedStore
 from xmrgate.adapters.store.retention import RetentionStore
+from xmrgate.adapters.store.stores import SqlStores
 from xmrgate.adapters.store.sync_store import SqlSyncStore
 from xmrgate.adapters.wallet_rpc import WalletClient
 from xmrgate.config import Settings
@@ -38,6 +41,8 @@ from xmrgate.core.payment_requests import PaymentRequests
 from xmrgate.core.payouts import Payouts
 from xmrgate.core.ports import UrlGuard
 from xmrgate.core.received import ReceivedPerDay
+from xmrgate.core.store_gateways import StoreGateways
+from xmrgate.core.stores import StoreAdmin
 from xmrgate.core.sync import SyncEngine
 from xmrgate.core.wallet_checks import WalletChecks
 from xmrgate.core.wallet_mode import WalletMode
@@ -47,8 +52,10 @@ from xmrgate.core.wallet_status import (
     WalletStatus,
 )
 from xmrgate.domain.api_keys import parse_api_keys
+from xmrgate.domain.stores import DEFAULT_STORE, Store
 from xmrgate.runtime.chain_signals import ChainSignals
 from xmrgate.runtime.read_cache import ReadCache
+from xmrgate.runtime.store_cli import MainWalletAccounts
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +85,8 @@ class Services:
     identity_store: SqlIdentityStore
     signals: ChainSignals
     reads: ReadCache
+    stores: StoreGateways
+    public_gateway: Gateway
 
     @classmethod
     def build(cls, settings: Settings) -> Services:
@@ -101,6 +110,8 @@ class Services:
             timeout=settings.callback_timeout,
             max_connections=settings.callback_concurrency * 2,
         )
+        # Filled in below: the callback worker signs with the secret of each event's store.
+        registry: list[StoreGateways] = []
         worker = CallbackWorker(
             outbox,
             callback_sender,
@@ -117,6 +128,7 @@ class Services:
             timeout=settings.callback_timeout,
             concurrency=settings.callback_concurrency,
             observer=observer,
+            secret_of=lambda store_id: registry[0].secret_of(store_id),
         )
         identity = WalletIdentity()
         identity_store = SqlIdentityStore(db)
@@ -159,6 +171,18 @@ class Services:
         payments = PaymentStore(db)
         # PostgreSQL: GET /receive from memory until a trigger's NOTIFY says it changed.
         reads = ReadCache.build(settings, payments)
+        operator_keys = (
+            parse_api_keys(settings.api_keys.get_secret_value()) if settings.api_keys else []
+        )
+
+        async def stores_changed() -> None:
+            await registry[0].changed()
+
+        # A new account only while wallet-rpc has this database's wallet open.
+        store_admin = StoreAdmin(
+            SqlStores(db), MainWalletAccounts(wallet, identity_store), stores_changed
+        )
+        idempotency = Idempotency(IdempotencyStore(db, settings.idempotency_ttl))
         payouts = PayoutStore(db)
         # /health probes on a client of its own: it can never take sync's connections.
         probe_wallet = WalletClient(
@@ -174,7 +198,7 @@ class Services:
         gateway = Gateway(
             payment_requests=PaymentRequests(
                 wallet,
-                reads.repository,
+                reads.for_store(payments, DEFAULT_STORE),
                 outbox,
                 url_guard,
                 wake_callbacks=worker.wake,
@@ -193,13 +217,11 @@ class Services:
                 require_wallet=identity.require_usable,
                 mode=wallet_mode,
             ),
-            idempotency=Idempotency(IdempotencyStore(db, settings.idempotency_ttl)),
+            idempotency=idempotency,
             wallet_status=wallet_status,
             identity=identity,
-            invoices=Invoices(SqlListing(db), SqlListing(db)),
-            api_keys=(
-                parse_api_keys(settings.api_keys.get_secret_value()) if settings.api_keys else []
-            ),
+            invoices=Invoices(SqlListing(db, DEFAULT_STORE), SqlListing(db, DEFAULT_STORE)),
+            api_keys=operator_keys,
             overview=Overview(
                 OverviewStore(db, with_pool=settings.address_pool_size > 0),
                 wallet_status,
@@ -209,7 +231,67 @@ class Services:
                 daemon=signals.daemon,
             ),
             observer=observer,
-            received=ReceivedPerDay(ReceivedStore(db)),
+            received=ReceivedPerDay(ReceivedStore(db, DEFAULT_STORE)),
+            stores=store_admin,
+        )
+
+        def store_gateway(store: Store) -> Gateway:
+            """A store's Gateway: its account of the main wallet, its rows only.
+
+            No address pool yet: each request asks the wallet for a subaddress of the
+            store's account (as MoneroPay does), so a busy store costs its own time.
+            """
+            account = AccountWallet(wallet, store.account_index)
+            return Gateway(
+                payment_requests=PaymentRequests(
+                    account,
+                    reads.for_store(PaymentStore(db, store.id), store.id),
+                    outbox,
+                    url_guard,
+                    wake_callbacks=worker.wake,
+                    require_wallet=identity.require_usable,
+                    refuse_wallet_problem=identity.refuse_known_problem,
+                ),
+                payouts=Payouts(
+                    account,
+                    PayoutStore(db, store.id),
+                    priority=settings.transfer_priority,
+                    timeout=settings.transfer_timeout,
+                    require_wallet=identity.require_usable,
+                    mode=wallet_mode,
+                ),
+                idempotency=idempotency,
+                wallet_status=WalletStatus(
+                    account, probe_wallet, db.ping, settings.database_kind, identity
+                ),
+                identity=identity,
+                invoices=Invoices(SqlListing(db, store.id), SqlListing(db, store.id)),
+                api_keys=operator_keys,
+                observer=observer,
+                received=ReceivedPerDay(ReceivedStore(db, store.id)),
+                store_id=store.id,
+                stores=store_admin,
+            )
+
+        registry.append(
+            StoreGateways(
+                SqlStores(db),
+                gateway,
+                store_gateway,
+                operator_keys=operator_keys,
+                default_secret=(
+                    settings.callback_secret.get_secret_value().encode()
+                    if settings.callback_secret
+                    else None
+                ),
+            )
+        )
+        # The checkout page finds a request by its address, whatever its store.
+        public_gateway = dataclasses.replace(
+            gateway,
+            payment_requests=PaymentRequests(
+                wallet, reads.for_store(PaymentStore(db, None), None), outbox, url_guard
+            ),
         )
         return cls(
             settings=settings,
@@ -233,4 +315,6 @@ class Services:
             identity_store=identity_store,
             signals=signals,
             reads=reads,
+            stores=registry[0],
+            public_gateway=public_gateway,
         )

@@ -31,6 +31,12 @@ class ReadCache:
         cache = StatusCache()
         return cls(CachedPayments(store, cache), cache, ChangeFeed(settings.postgresql, cache))
 
+    def for_store(self, store: PaymentRepository, store_id: str | None) -> PaymentRepository:
+        """``store`` (one store's, or every store's when None) behind the shared cache."""
+        if self.cache is None:
+            return store
+        return CachedPayments(store, self.cache, store_id=store_id)
+
     async def run(self, stop: asyncio.Event) -> None:
         """Listen for changes until ``stop`` (returns at once without a feed)."""
         if self.feed is not None:

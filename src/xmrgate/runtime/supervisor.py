@@ -35,7 +35,9 @@ class Supervisor:
         """Migrate the schema and start the background loops."""
         s = self._services
         await s.db.migrate()
+        await s.stores.load()
         self._tasks = [
+            asyncio.create_task(s.stores.run(self._stop), name="stores"),
             asyncio.create_task(self._bootstrap_wallet(), name="wallet-bootstrap"),
             asyncio.create_task(s.callbacks.run(self._stop), name="callbacks"),
             asyncio.create_task(self._housekeeping(), name="housekeeping"),

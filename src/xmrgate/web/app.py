@@ -13,6 +13,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from xmrgate import __version__
 from xmrgate.config import Settings
 from xmrgate.core.gateway import Gateway
+from xmrgate.core.store_gateways import StoreGateways
 from xmrgate.core.wallet_status import WalletIdentity
 from xmrgate.web import api_docs
 from xmrgate.web.admin.routes import build_router as build_admin_router
@@ -103,6 +104,9 @@ def create_app(
     settings: Settings,
     gateway: Gateway,
     lifespan: Callable[[FastAPI], AbstractAsyncContextManager[None]] | None = None,
+    *,
+    store_gateways: StoreGateways | None = None,
+    public_gateway: Gateway | None = None,
 ) -> FastAPI:
     """Build the app over ``gateway``; ``lifespan`` starts and stops the process's loops."""
     app = FastAPI(
@@ -115,6 +119,10 @@ def create_app(
         redoc_url=None,
     )
     app.state.gateway = gateway
+    # Stores: each caller acts on its store's Gateway (web/deps.py); the checkout reads
+    # every store's requests by address.
+    app.state.stores = store_gateways
+    app.state.public_gateway = public_gateway
     install_error_handlers(app)
     app.include_router(invoices.router)
     app.include_router(receive.router)
@@ -135,7 +143,9 @@ def create_app(
     app.add_middleware(
         MoneroPayHeaders, identity=gateway.identity, keys_configured=bool(gateway.api_keys)
     )
-    app.add_middleware(ApiKeyGate, keys=gateway.api_keys)
+    app.add_middleware(
+        ApiKeyGate, keys=gateway.api_keys, live_keys=store_gateways.keys if store_gateways else None
+    )
     app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes)
     app.add_middleware(HeaderLimits)
     if settings.metrics:  # outermost: times and counts every answer, refusals included

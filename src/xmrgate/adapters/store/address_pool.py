@@ -21,20 +21,29 @@ from xmrgate.adapters.store.db import Database, as_utc, utcnow
 from xmrgate.adapters.store.payments import SYNCED_HEIGHT
 from xmrgate.adapters.store.tables import address_pool, payment_requests
 from xmrgate.domain.records import PaymentRequest
+from xmrgate.domain.stores import DEFAULT_STORE
 
 
 class SqlAddressPool:
     """The ``address_pool`` table (implements ``core.ports.AddressPoolRepository``)."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, store_id: str = DEFAULT_STORE) -> None:
         self._db = db
+        # Each store's pool holds subaddresses of its own account.
+        self._store_id = store_id
+        self._mine = address_pool.c.store_id == store_id
         self._statements: dict[tuple[str, ...], Any] = {}
 
     async def size(self) -> int:
         """Unused subaddresses in the pool."""
         async with self._db.read(autocommit=True) as conn:
             return int(
-                (await conn.execute(select(func.count()).select_from(address_pool))).scalar() or 0
+                (
+                    await conn.execute(
+                        select(func.count()).select_from(address_pool).where(self._mine)
+                    )
+                ).scalar()
+                or 0
             )
 
     async def highest_index(self) -> int:
@@ -43,8 +52,12 @@ class SqlAddressPool:
         One round trip (the lookahead check asks before every tick); each max is read
         from its unique index.
         """
-        in_requests = select(func.max(payment_requests.c.subaddr_index)).scalar_subquery()
-        in_pool = select(func.max(address_pool.c.subaddr_index)).scalar_subquery()
+        in_requests = (
+            select(func.max(payment_requests.c.subaddr_index))
+            .where(payment_requests.c.store_id == self._store_id)
+            .scalar_subquery()
+        )
+        in_pool = select(func.max(address_pool.c.subaddr_index)).where(self._mine).scalar_subquery()
         async with self._db.read() as conn:
             row = (await conn.execute(select(in_requests, in_pool))).one()
         return max(int(row[0] or 0), int(row[1] or 0))
@@ -54,7 +67,10 @@ class SqlAddressPool:
         if not entries:
             return
         now = utcnow()
-        rows = [{"address": a, "subaddr_index": i, "created_at": now} for a, i in entries]
+        rows = [
+            {"address": a, "subaddr_index": i, "created_at": now, "store_id": self._store_id}
+            for a, i in entries
+        ]
         async with self._db.write() as conn:
             await conn.execute(insert(address_pool), rows)
 
@@ -64,7 +80,7 @@ class SqlAddressPool:
         ``values``: the request's own columns (amount, description, URLs, ...).
         """
         now = utcnow()
-        columns = {**values, "created_at": now}
+        columns = {**values, "created_at": now, "store_id": self._store_id}
         if self._db.is_sqlite:
             return await self._take_sqlite(columns)
         async with self._db.write(single_statement=True) as conn:
@@ -79,6 +95,7 @@ class SqlAddressPool:
             return statement
         lowest = (
             select(address_pool.c.subaddr_index)
+            .where(self._mine)
             .order_by(address_pool.c.subaddr_index)
             .limit(1)
             .with_for_update(skip_locked=True)
@@ -86,7 +103,7 @@ class SqlAddressPool:
         )
         taken = (
             delete(address_pool)
-            .where(address_pool.c.subaddr_index == lowest)
+            .where(self._mine, address_pool.c.subaddr_index == lowest)
             .returning(address_pool.c.address, address_pool.c.subaddr_index)
             .cte("taken")
         )
@@ -110,12 +127,12 @@ class SqlAddressPool:
         return statement
 
     async def _take_sqlite(self, columns: dict[str, Any]) -> PaymentRequest | None:
-        lowest = select(func.min(address_pool.c.subaddr_index)).scalar_subquery()
+        lowest = select(func.min(address_pool.c.subaddr_index)).where(self._mine).scalar_subquery()
         async with self._db.write() as conn:
             found = (
                 await conn.execute(
                     delete(address_pool)
-                    .where(address_pool.c.subaddr_index == lowest)
+                    .where(self._mine, address_pool.c.subaddr_index == lowest)
                     .returning(address_pool.c.address, address_pool.c.subaddr_index)
                 )
             ).first()

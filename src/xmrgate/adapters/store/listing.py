@@ -59,8 +59,10 @@ def _branches(
     return found
 
 
-def _common(query: ListQuery) -> ColumnElement[bool]:
+def _common(query: ListQuery, store_id: str | None) -> ColumnElement[bool]:
     conditions: list[ColumnElement[bool]] = []
+    if store_id is not None:
+        conditions.append(_R.store_id == store_id)
     if query.created_after is not None:
         conditions.append(_R.created_at > query.created_after)
     if query.created_before is not None:
@@ -81,15 +83,21 @@ def _common(query: ListQuery) -> ColumnElement[bool]:
     return and_(true(), *conditions)
 
 
-def list_statement(query: ListQuery, now: datetime) -> Select[Any]:
-    """The SELECT of one page (``limit + 1`` rows: the extra one says a next page exists)."""
+def list_statement(query: ListQuery, now: datetime, store_id: str | None = None) -> Select[Any]:
+    """The SELECT of one page (``limit + 1`` rows: the extra one says a next page exists),
+    of one store's requests (every store's when ``store_id`` is None)."""
     newest_first = (_R.created_at.desc(), _R.id.desc())
     take = query.limit + 1
     if not query.statuses:
-        return select(payment_requests).where(_common(query)).order_by(*newest_first).limit(take)
+        return (
+            select(payment_requests)
+            .where(_common(query, store_id))
+            .order_by(*newest_first)
+            .limit(take)
+        )
     parts = []
     for branch, ordered in _branches(query.statuses, now):
-        part = select(payment_requests).where(_common(query), branch)
+        part = select(payment_requests).where(_common(query, store_id), branch)
         parts.append((part.order_by(*newest_first).limit(take) if ordered else part).subquery())
     # Each branch as "SELECT * FROM (... ORDER BY ... LIMIT n)": SQLite allows no
     # ORDER BY/LIMIT directly in a compound SELECT's members.
@@ -100,13 +108,16 @@ def list_statement(query: ListQuery, now: datetime) -> Select[Any]:
 class SqlListing:
     """``GET /receive`` and ``GET /events`` in SQL."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, store_id: str | None = None) -> None:
         self._db = db
+        # One store's requests and events (None: every store's).
+        self._store_id = store_id
 
     async def page(self, query: ListQuery, now: datetime) -> list[PaymentRequest]:
         """Up to ``limit + 1`` requests, newest first, after the cursor's row."""
         async with self._db.read(autocommit=True) as conn:
-            rows = (await conn.execute(list_statement(query, now))).mappings().all()
+            statement = list_statement(query, now, self._store_id)
+            rows = (await conn.execute(statement)).mappings().all()
         return [request_from_row(row) for row in rows]
 
     async def after(self, seq: int, limit: int) -> list[FeedEvent]:
@@ -118,6 +129,8 @@ class SqlListing:
             .order_by(events.c.seq)
             .limit(limit)
         )
+        if self._store_id is not None:
+            statement = statement.where(events.c.store_id == self._store_id)
         async with self._db.read(autocommit=True) as conn:
             rows = (await conn.execute(statement)).all()
         return [FeedEvent(seq=r[0], address=r[1], kind=r[2], payload=r[3]) for r in rows]

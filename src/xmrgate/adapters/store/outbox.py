@@ -51,6 +51,7 @@ def _event(row: RowMapping) -> OutboxEvent:
         delivered_at=_opt(row["delivered_at"]),
         last_status=row["last_status"],
         last_error=row["last_error"],
+        store_id=row.get("store_id") or "default",
     )
 
 

@@ -37,6 +37,7 @@ def _request(row: Mapping[Any, Any]) -> PaymentRequest:
         expires_at=None if row["expires_at"] is None else as_utc(row["expires_at"]),
         underpay_tolerance=row["underpay_tolerance"],
         status=row["status"],
+        store_id=row["store_id"],
     )
 
 
@@ -148,7 +149,12 @@ class PaymentStore:
             raise SubaddressTaken(
                 f"subaddress index {subaddr_index} is already in use by another request"
             ) from exc
-        return PaymentRequest(id=row[0], created_height=row[1], **values)  # type: ignore[arg-type]
+        return PaymentRequest(
+            id=row[0],
+            created_height=row[1],
+            store_id=self._store_id,
+            **values,  # type: ignore[arg-type]
+        )
 
     async def highest_subaddr_index(self) -> int:
         """The highest subaddress index any payment request uses (0 when none)."""

@@ -17,6 +17,7 @@ from sqlalchemy import insert, select, update
 from xmrgate.adapters.store.db import Database, as_utc, utcnow
 from xmrgate.adapters.store.tables import payouts
 from xmrgate.domain.payloads import rfc3339
+from xmrgate.domain.stores import DEFAULT_STORE
 
 REQUESTED = "requested"
 SENT = "sent"
@@ -27,8 +28,10 @@ UNKNOWN = "unknown"
 class PayoutStore:
     """Writes and reads of the payout journal."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, store_id: str = DEFAULT_STORE) -> None:
         self._db = db
+        # Each store has its own journal: its payouts, from its own account.
+        self._store_id = store_id
 
     async def record_requested(
         self,
@@ -49,6 +52,7 @@ class PayoutStore:
                     idempotency_key=idempotency_key,
                     created_at=now,
                     updated_at=now,
+                    store_id=self._store_id,
                 )
             )
             (payout_id,) = result.inserted_primary_key or (0,)
@@ -80,7 +84,12 @@ class PayoutStore:
     async def recent(self, limit: int = 100) -> list[dict[str, Any]]:
         """The newest payouts, newest first, as JSON-ready dicts."""
         async with self._db.read() as conn:
-            rows = await conn.execute(select(payouts).order_by(payouts.c.id.desc()).limit(limit))
+            rows = await conn.execute(
+                select(payouts)
+                .where(payouts.c.store_id == self._store_id)
+                .order_by(payouts.c.id.desc())
+                .limit(limit)
+            )
             return [
                 {
                     "id": r["id"],

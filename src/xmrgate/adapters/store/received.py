@@ -11,7 +11,7 @@ from __future__ import annotations
 from sqlalchemy import BigInteger, bindparam, func, select
 
 from xmrgate.adapters.store.db import Database
-from xmrgate.adapters.store.tables import transfers
+from xmrgate.adapters.store.tables import payment_requests, transfers
 from xmrgate.core.received import SECONDS_PER_DAY
 from xmrgate.domain.ledger import TransferState
 
@@ -29,16 +29,26 @@ DAILY_QUERY = (
     )
     .group_by(_DAY)
 )
+# One store's: its requests' transfers.
+STORE_DAILY_QUERY = DAILY_QUERY.join_from(
+    transfers, payment_requests, payment_requests.c.id == transfers.c.request_id
+).where(payment_requests.c.store_id == bindparam("store"))
 
 
 class ReceivedStore:
     """Implements ``core.received.DailySums``."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, store_id: str | None = None) -> None:
         self._db = db
+        # None: every store's transfers (the operator's overview).
+        self._store_id = store_id
 
     async def daily_sums(self, since: int, utc_offset: int) -> dict[int, tuple[int, int]]:
         """Day number -> (piconero, transfers), on an autocommit connection."""
         async with self._db.read(autocommit=True) as conn:
-            rows = await conn.execute(DAILY_QUERY, {"since": since, "utc_offset": utc_offset})
+            values: dict[str, object] = {"since": since, "utc_offset": utc_offset}
+            if self._store_id is None:
+                rows = await conn.execute(DAILY_QUERY, values)
+            else:
+                rows = await conn.execute(STORE_DAILY_QUERY, {**values, "store": self._store_id})
             return {int(day): (int(total), int(count)) for day, total, count in rows}

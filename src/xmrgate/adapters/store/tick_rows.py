@@ -33,8 +33,7 @@ def window_statement(start: int) -> Select[int]:
     growing with every transfer ever stored (issue 17, ``bench/scale.py``).
     """
     return (
-        select(transfers.c.request_id)
-        .where(
+        select(transfers.c.request_id).where(
             (transfers.c.state == TransferState.POOL.value)
             | (transfers.c.state.in_(MINED_STATES) & (transfers.c.height >= start))
         )

@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse
 
 from xmrgate.core.gateway import Gateway
 from xmrgate.core.idempotency import Replay
+from xmrgate.domain.stores import DEFAULT_STORE
 from xmrgate.web.api.errors import error_answer
 
 HEADER = "idempotency-key"
@@ -26,8 +27,10 @@ async def idempotent(
     money: bool,
 ) -> Any:
     """Run ``handler`` once per Idempotency-Key and API key; replay the stored answer."""
+    # Keys are per store too: one Idempotency-Key of an operator on two stores is two payouts.
+    scoped = endpoint if gateway.store_id == DEFAULT_STORE else f"{endpoint}@{gateway.store_id}"
     result = await gateway.idempotency.run(
-        endpoint=endpoint,
+        endpoint=scoped,
         caller=getattr(request.state, "api_key", None),
         key=request.headers.get(HEADER),
         body=body,

@@ -7,6 +7,7 @@ per-route ``require(scope)`` dependency then checks the key's scope (403).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import Depends, Request
@@ -34,7 +35,9 @@ def require(scope: str) -> Any:
 
     async def check(request: Request) -> None:
         key: ApiKey | None = getattr(request.state, "api_key_record", None)
-        if not request.app.state.gateway.api_keys:
+        # Open gateway (no configured keys): a caller without a key may do anything,
+        # a store key presented to it still has only its scopes.
+        if key is None and not request.app.state.gateway.api_keys:
             return
         if key is None:  # ApiKeyGate lets no keyless request reach a route
             raise Unauthorized("an API key is required: Authorization: Bearer <key>")
@@ -56,29 +59,62 @@ def authenticate(keys: list[ApiKey], authorization: str) -> ApiKey:
 
 
 class ApiKeyGate:
-    """Refuses requests without a valid API key before anything reads their body."""
+    """Refuses requests without a valid API key before anything reads their body.
 
-    def __init__(self, app: ASGIApp, keys: list[ApiKey]) -> None:
+    ``keys`` are the configured (operator) keys; ``live_keys`` answers every key that
+    may call now, the stores' keys included (they change at run time). Without
+    configured keys the gateway is open, but a store key presented to it still binds
+    the request to its store and scopes.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        keys: list[ApiKey],
+        live_keys: Callable[[], list[ApiKey]] | None = None,
+    ) -> None:
         self.app = app
         self.keys = keys
+        self.live_keys = live_keys or (lambda: keys)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not self.keys or _is_public(scope["path"]):
+        if scope["type"] != "http" or _is_public(scope["path"]):
             await self.app(scope, receive, send)
             return
         authorization = ""
         for name, value in scope.get("headers", []):
             if name == b"authorization":
                 authorization = value.decode("latin-1")
+        if not self.keys:
+            found = _store_key(self.live_keys(), authorization)
+            if found is not None:
+                _attach(scope, found)
+            await self.app(scope, receive, send)
+            return
         try:
-            key = authenticate(self.keys, authorization)
+            key = authenticate(self.live_keys(), authorization)
         except Unauthorized as exc:
             await exception_response(exc)(scope, receive, send)
             return
-        state = scope.setdefault("state", {})
-        state["api_key"] = key.label
-        state["api_key_record"] = key
+        _attach(scope, key)
         await self.app(scope, receive, send)
+
+
+def _attach(scope: Scope, key: ApiKey) -> None:
+    state = scope.setdefault("state", {})
+    state["api_key"] = key.label
+    state["api_key_record"] = key
+
+
+def _store_key(keys: list[ApiKey], authorization: str) -> ApiKey | None:
+    """The store key an open gateway's caller presents, if any (others are ignored)."""
+    if not authorization:
+        return None
+    try:
+        key = authenticate(keys, authorization)
+    except Unauthorized:
+        return None
+    return key if key.store is not None else None
 
 
 def _is_public(path: str) -> bool:

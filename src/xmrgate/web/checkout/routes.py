@@ -32,7 +32,7 @@ from xmrgate.web.checkout.page import (
     security_headers,
 )
 from xmrgate.web.checkout.qr import qr_svg
-from xmrgate.web.deps import GatewayDep
+from xmrgate.web.deps import PublicGatewayDep
 
 
 def _state(found: PaymentStatus) -> CheckoutStatus:
@@ -51,7 +51,7 @@ def build_router(settings: Settings) -> APIRouter:
     public_url = settings.public_url
 
     @router.get("/pay/{address}", response_class=HTMLResponse, include_in_schema=False)
-    async def checkout_page(address: str, gateway: GatewayDep) -> HTMLResponse:
+    async def checkout_page(address: str, gateway: PublicGatewayDep) -> HTMLResponse:
         """The checkout page of a payment request."""
         try:
             found = await gateway.payment_requests.status(address)
@@ -70,7 +70,7 @@ def build_router(settings: Settings) -> APIRouter:
         return HTMLResponse(html, headers=security_headers(csp))
 
     @router.get("/pay/{address}/status.json")
-    async def checkout_status_json(address: str, gateway: GatewayDep) -> JSONResponse:
+    async def checkout_status_json(address: str, gateway: PublicGatewayDep) -> JSONResponse:
         """State, status, totals in piconero and XMR, confirmations, time left."""
         found = await gateway.payment_requests.status(address)
         request = found.request
@@ -80,7 +80,7 @@ def build_router(settings: Settings) -> APIRouter:
         return JSONResponse(body, headers=security_headers())
 
     @router.get("/pay/{address}/qr.svg", include_in_schema=False)
-    async def checkout_qr(address: str, gateway: GatewayDep) -> Response:
+    async def checkout_qr(address: str, gateway: PublicGatewayDep) -> Response:
         """The QR code of the payment URI for what is still to pay, as an SVG image."""
         found = await gateway.payment_requests.status(address)
         request = found.request
