@@ -17,9 +17,9 @@ from tests.unit.fakes import AllowAll, FakeWallet
 from xmrgate.adapters.store.db import Database
 from xmrgate.adapters.store.outbox import OutboxStore, insert_events
 from xmrgate.adapters.store.payments import PaymentStore
-from xmrgate.adapters.store.tick_rows import save_transfers
 from xmrgate.adapters.store.sync_store import SqlSyncStore
 from xmrgate.adapters.store.tables import events, payment_requests, transfers
+from xmrgate.adapters.store.tick_rows import save_transfers
 from xmrgate.core.payment_requests import PaymentRequests
 from xmrgate.core.sync import SyncEngine
 from xmrgate.domain.errors import NotFound, RequestHasFunds

@@ -191,6 +191,7 @@ def test_upgrade_from_0006_keeps_events_seqs_and_callback_tries(database_url: st
             assert {row[-1] for row in after["events"]} == {"default"}
             assert [row[0] for row in after["events"]] == [seq for seq, _ in _EVENTS]
             assert after["tries"] == before["tries"] and len(after["tries"]) == len(_TRIES)
+
             # The indexes of the two tables 0007 rebuilt, less the one 0008 adds (0008
             # rebuilds other tables, whose automatic index names change).
             def rebuilt_indexes(found: list[Any]) -> list[Any]:

@@ -67,8 +67,7 @@ def _fill_0007(conn: Connection) -> None:
     )
     conn.execute(
         text(
-            "INSERT INTO address_pool (subaddr_index, address, created_at)"
-            " VALUES (9, '8Pool9', :t)"
+            "INSERT INTO address_pool (subaddr_index, address, created_at) VALUES (9, '8Pool9', :t)"
         ),
         {"t": now},
     )

@@ -16,8 +16,8 @@ from sqlalchemy import insert, text
 
 from tests.db.support import new_request
 from xmrgate.adapters.store.db import Database
-from xmrgate.adapters.store.tick_rows import request_ids_in_window, window_statement
 from xmrgate.adapters.store.tables import transfers
+from xmrgate.adapters.store.tick_rows import request_ids_in_window, window_statement
 
 START = 5_000
 OLD = 2_000  # unlocked transfers below the window (the stored history)

@@ -117,3 +117,15 @@ def test_size_is_bounded() -> None:
     for address in ("a", "b", "c"):
         cache.put(address, status, cache.generation)
     assert [cache.get(a) is not None for a in ("a", "b", "c")] == [False, True, True]
+
+
+def test_a_store_never_gets_another_stores_cached_answer() -> None:
+    """Stores share one cache (addresses are unique across them): the checkout (every
+    store) caches a default-store request; another store's repository must answer
+    None for it, as its own SQL would, not the cached request."""
+    everyone, _store, cache = _setup()
+    assert _read(everyone) is not None  # cached now, as the checkout page would
+    other = CachedPayments(CountingStore(), cache, store_id="shop-b")
+    own = CachedPayments(CountingStore(), cache, store_id="default")
+    assert asyncio.run(other.status(ADDRESS)) is None
+    assert asyncio.run(own.status(ADDRESS)) is not None
