@@ -13,13 +13,22 @@ its mode is asked again every tick until the flag is gone.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
+from xmrgate.core.account_lookahead import (
+    AccountsWallet,
+    StoreAccountsSource,
+    ensure_accounts_lookahead,
+)
 from xmrgate.core.address_pool import AddressPoolRepository, PoolWallet, ensure_lookahead
 from xmrgate.core.wallet_mode import WalletMode
 from xmrgate.core.wallet_status import AddressSource, IdentityStore, WalletIdentity, verify_identity
 from xmrgate.domain.errors import WalletRestricted, XmrgateError
+
+# Seconds between two checks of every store account's subaddress table.
+FULL_EVERY = 60.0
 
 
 class CheckedWallet(PoolWallet, AddressSource, Protocol):
@@ -42,8 +51,16 @@ class WalletChecks:
         pool: AddressPoolRepository,
         rewind_sync: Callable[[], Awaitable[None]],
         mode: WalletMode | None = None,
+        accounts: StoreAccountsSource | None = None,
+        accounts_wallet: AccountsWallet | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._mode = mode
+        # Stores on accounts of this wallet: their lookahead too (``account_lookahead``).
+        self._accounts = accounts
+        self._accounts_wallet = accounts_wallet
+        self._clock = clock
+        self._full_check_at: float | None = None
         self._wallet = wallet
         self._identity_store = identity_store
         self._identity = identity
@@ -67,6 +84,16 @@ class WalletChecks:
                     return False
             self._recheck = False
         await ensure_lookahead(self._wallet, self._pool, self._rewind_sync)
+        if self._accounts is not None and self._accounts_wallet is not None:
+            # Every account's table at start, after a reopen and once a minute; the
+            # number of accounts (one call) before every tick.
+            now = self._clock()
+            full = stale or self._full_check_at is None or now - self._full_check_at >= FULL_EVERY
+            await ensure_accounts_lookahead(
+                self._accounts_wallet, self._accounts, self._rewind_sync, full=full
+            )
+            if full:
+                self._full_check_at = now
         self._reopens_seen = self._wallet.reopens
         return True
 

@@ -27,6 +27,7 @@ from xmrgate.adapters.store.payouts import PayoutStore
 from xmrgate.adapters.store.received import ReceivedStore
 from xmrgate.adapters.store.retention import RetentionStore
 from xmrgate.adapters.store.stores import SqlStores
+from xmrgate.adapters.store.stores_accounts import SqlStoreAccounts
 from xmrgate.adapters.store.sync_store import SqlSyncStore
 from xmrgate.adapters.wallet_rpc import WalletClient
 from xmrgate.config import Settings
@@ -144,6 +145,8 @@ class Services:
             pool_store,
             sync_store.rewind_to_oldest_request,
             mode=wallet_mode,
+            accounts=SqlStoreAccounts(db),
+            accounts_wallet=wallet,
         )
         address_pool = AddressPool(
             wallet,
