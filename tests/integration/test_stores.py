@@ -375,7 +375,7 @@ def test_payout_limited_to_the_stores_own_balance(gateway: Gateway, devnet: Devn
     too_much = {"destinations": [{"amount": 2 * XMR, "address": recipient}]}
     r = gateway.post("/transfer", json=too_much, headers=payer.auth)
     assert r.status_code == 400, f"payout beyond the store's balance: {r.status_code} {r.text}"
-    assert "money" in r.json()["message"], r.text
+    assert r.json()["code"] == -17 and "money" in r.json()["message"], r.text
     [failed] = get_json(gateway, "/payouts", payer.auth)["payouts"]
     assert failed["state"] == "failed" and failed["amount"] == 2 * XMR, failed
     assert failed["id"] not in {p["id"] for p in get_json(gateway, "/payouts", OPERATOR)["payouts"]}

@@ -36,6 +36,18 @@ class AccountWallet:
         """Label subaddress ``index`` of this account."""
         await self._client.label_address(index, label, account=self.account)
 
+    async def has_subaddress(self, index: int) -> bool:
+        """Whether this account's subaddress table reaches ``index``."""
+        return await self._client.has_subaddress(index, account=self.account)
+
+    async def save(self) -> None:
+        """Write the wallet file (created subaddresses survive a crash)."""
+        await self._client.save()
+
+    async def rescan(self) -> None:
+        """Scan the chain again (the whole wallet: every account)."""
+        await self._client.rescan()
+
     async def is_valid_address(self, address: str) -> bool:
         """Whether ``address`` is valid on the wallet's network."""
         return await self._client.is_valid_address(address)

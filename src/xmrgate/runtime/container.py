@@ -88,6 +88,9 @@ class Services:
     reads: ReadCache
     stores: StoreGateways
     public_gateway: Gateway
+    # Each non-default store's address pool and labeler, by store id (started by the
+    # supervisor once the wallet is ready, also for stores created later).
+    store_pools: dict[str, tuple[AddressPool, Labeler]]
 
     @classmethod
     def build(cls, settings: Settings) -> Services:
@@ -238,13 +241,23 @@ class Services:
             stores=store_admin,
         )
 
-        def store_gateway(store: Store) -> Gateway:
-            """A store's Gateway: its account of the main wallet, its rows only.
+        store_pools: dict[str, tuple[AddressPool, Labeler]] = {}
 
-            No address pool yet: each request asks the wallet for a subaddress of the
-            store's account (as MoneroPay does), so a busy store costs its own time.
-            """
+        def store_gateway(store: Store) -> Gateway:
+            """A store's Gateway: its account of the main wallet, its rows only, and its
+            own address pool of that account (same size and low-water mark)."""
             account = AccountWallet(wallet, store.account_index)
+            own_pool = SqlAddressPool(db, store.id)
+            pool = AddressPool(
+                account,
+                own_pool,
+                size=settings.address_pool_size,
+                low_water=min(settings.address_pool_low_water, settings.address_pool_size),
+                wallet_ok=wallet_checks.wallet_is_ours,
+                wallet_down=identity.fresh_failure,
+            )
+            store_labeler = Labeler(account)
+            store_pools[store.id] = (pool, store_labeler)
             return Gateway(
                 payment_requests=PaymentRequests(
                     account,
@@ -254,6 +267,10 @@ class Services:
                     wake_callbacks=worker.wake,
                     require_wallet=identity.require_usable,
                     refuse_wallet_problem=identity.refuse_known_problem,
+                    pool=own_pool if settings.address_pool_size else None,
+                    pool_used=pool.wake,
+                    pool_refilled=pool.next_round,
+                    label_later=store_labeler.label_later,
                 ),
                 payouts=Payouts(
                     account,
@@ -320,4 +337,5 @@ class Services:
             reads=reads,
             stores=registry[0],
             public_gateway=public_gateway,
+            store_pools=store_pools,
         )

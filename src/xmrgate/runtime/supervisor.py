@@ -20,6 +20,9 @@ log = logging.getLogger(__name__)
 # Seconds between the starts of two start-up attempts to reach the wallet, at least
 # (requests ask for attempts: a flood of them while wallet-rpc is down makes 4 a second).
 RETRY_GAP = 0.25
+# How soon the pool of a store created at run time starts (its first requests wait
+# for the pool's first batch meanwhile).
+STORE_POOLS_EVERY = 0.5
 
 
 class Supervisor:
@@ -70,6 +73,25 @@ class Supervisor:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), timeout=self._housekeeping_every)
 
+    async def _store_pools(self) -> None:
+        """Run each store's address pool and labeler, also of stores created later."""
+        s = self._services
+        started: set[str] = set()
+        while not self._stop.is_set():
+            for store_id, (pool, labeler) in list(s.store_pools.items()):
+                if store_id in started:
+                    continue
+                started.add(store_id)
+                if s.settings.address_pool_size:
+                    self._tasks.append(
+                        asyncio.create_task(pool.run(self._stop), name=f"pool-{store_id}")
+                    )
+                self._tasks.append(
+                    asyncio.create_task(labeler.run(self._stop), name=f"labels-{store_id}")
+                )
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), timeout=STORE_POOLS_EVERY)
+
     async def _bootstrap_wallet(self) -> None:
         """Open (or create) the wallet, then run the sync loop; retry while wallet-rpc is down."""
         s = self._services
@@ -113,4 +135,5 @@ class Supervisor:
                 asyncio.create_task(s.address_pool.run(self._stop), name="address-pool")
             )
         self._tasks.append(asyncio.create_task(s.labeler.run(self._stop), name="labels"))
+        self._tasks.append(asyncio.create_task(self._store_pools(), name="store-pools"))
         await s.sync.run(self._stop, s.signals.interval)

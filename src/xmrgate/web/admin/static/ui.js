@@ -1,11 +1,13 @@
 /* xmrgate dashboard, part 1 of 4: DOM helpers, the API with the operator's key, sign-in,
- * and live pages. Everything from the API is put on the page as text (textContent), never
+ * the store switcher, and live pages. Everything from the API is put on the page as text (textContent), never
  * as HTML. The other parts (pages.js, request.js, admin.js) use what this puts in
  * window.XmrAdmin; no framework, no build step. */
 (function () {
   "use strict";
   var F = window.XmrFormat;
   var KEY = "xmrgate.apiKey";
+  var STORE = "xmrgate.store"; // the store an operator chose (X-Xmrgate-Store), kept like the key
+  var STORE_HEADER = "X-Xmrgate-Store";
   var SVG = "http://www.w3.org/2000/svg"; // the SVG namespace name, not a URL that is fetched
   var main = document.getElementById("main");
   var A = window.XmrAdmin = {
@@ -98,14 +100,27 @@
     document.getElementById("key-state").hidden = !key;
   }
 
-  function ApiError(status, message) { this.status = status; this.message = message; }
+  function storedStore() {
+    try { return sessionStorage.getItem(STORE) || ""; } catch (e) { return ""; }
+  }
+
+  function keepStore(id) {
+    try {
+      if (id) { sessionStorage.setItem(STORE, id); } else { sessionStorage.removeItem(STORE); }
+    } catch (e) { /* storage disabled: the choice lives until the page is left */ }
+  }
+
+  function ApiError(status, message, data) { this.status = status; this.message = message; this.data = data; }
 
   /* One call of the gateway's API (a path relative to the page, so a reverse proxy may
-   * publish the gateway under any prefix); resolves to the parsed JSON body. */
-  function api(method, path, body, headers) {
+   * publish the gateway under any prefix); resolves to the parsed JSON body. Every call
+   * names the store the operator chose, except a ``bare`` one (the list of stores). */
+  function api(method, path, body, headers, bare) {
     var sent = Object.assign({ Accept: "application/json" }, headers || {});
     var key = storedKey();
+    var store = bare ? "" : storedStore();
     if (key) { sent.Authorization = "Bearer " + key; }
+    if (store) { sent[STORE_HEADER] = store; }
     if (body !== undefined) { sent["Content-Type"] = "application/json"; }
     return fetch(path, { method: method, headers: sent, cache: "no-store", credentials: "omit",
       body: body === undefined ? undefined : F.toJson(body) })
@@ -114,7 +129,7 @@
         return r.text().then(function (text) {
           var data = null;
           try { data = text ? F.parseJson(text) : null; } catch (e) { data = null; }
-          if (!r.ok) { throw new ApiError(r.status, (data && data.message) || "HTTP " + r.status); }
+          if (!r.ok) { throw new ApiError(r.status, (data && data.message) || "HTTP " + r.status, data); }
           return data;
         });
       });
@@ -143,6 +158,7 @@
     form.addEventListener("submit", function (ev) {
       ev.preventDefault();
       storeKey(input.value.trim());
+      forgetStores(); // another key may act on another store, or on its own only
       A.route();
     });
     setView(form);
@@ -184,11 +200,99 @@
       }).then(function () { if (gen === A.generation) { window.setTimeout(tick, seconds * 1000); } });
     }
     return load().then(function (data) {
+      if (gen !== A.generation) { return; } // left (or switched store) while it loaded
       show(data);
       window.setTimeout(tick, seconds * 1000);
     });
   }
 
+
+  // ------------------------------------------------------------------ the store switcher
+
+  /* ``GET /stores`` once per key: 200 (an operator key, or a gateway without keys) shows a
+   * select of the stores, and the chosen one goes with every later call as X-Xmrgate-Store;
+   * 401/403/404 (a store key, a key without 'admin', a gateway without stores) shows the
+   * store the key acts on, and no header is sent. Resolves to what it found:
+   * {mode: "switch" | "own" | "default" | "none" | "unknown", stores: [...]}. */
+  var stores = null;
+
+  function loadStores() {
+    if (!stores) {
+      stores = api("GET", "stores", undefined, undefined, true).then(function (data) {
+        var list = data && Array.isArray(data.stores) ? data.stores : [];
+        var chosen = storedStore();
+        if (chosen && !list.some(function (st) { return st.id === chosen; })) { keepStore(""); }
+        return { mode: "switch", stores: list };
+      }, function (err) {
+        if (err.status === 401 || err.status === 403 || err.status === 404) {
+          keepStore("");
+          // A 401 is a refused key: the page's own call brings the sign-in form back.
+          var mode = err.status === 401 ? "none" : /^xgs_/.test(storedKey()) ? "own" : "default";
+          return { mode: mode, stores: [] };
+        }
+        stores = null; // the gateway did not answer: ask again on the next page
+        return { mode: "unknown", stores: [] };
+      }).then(function (found) {
+        drawStores(found);
+        A.storeMode = found.mode;
+        A.stores = found.stores;
+        return found;
+      });
+    }
+    return stores;
+  }
+
+  function forgetStores() {
+    keepStore("");
+    stores = null;
+    A.storeMode = null;
+    A.stores = [];
+    drawStores({ mode: "none", stores: [] });
+  }
+
+  function storeLabel(st) {
+    var name = st.name && st.name !== st.id ? st.name + " · " + st.id : st.id;
+    return st.enabled === false ? name + " (disabled)" : name;
+  }
+
+  /* The store that the calls act on now, when the switcher knows it (else null). */
+  function currentStore() {
+    var id = storedStore() || "default";
+    return (A.stores || []).filter(function (st) { return st.id === id; })[0] || null;
+  }
+
+  function drawStores(found) {
+    var box = document.getElementById("store-box");
+    if (found.mode === "switch" && found.stores.length) {
+      var chosen = storedStore() || "default";
+      var select = h("select", { id: "store-select", name: "store",
+        "aria-describedby": "store-state" }, found.stores.map(function (st) {
+        return h("option", { value: st.id, selected: st.id === chosen, "data-enabled": String(st.enabled !== false),
+          text: storeLabel(st) });
+      }));
+      var state = h("span", { id: "store-state", class: "muted" });
+      var show = function () {
+        var st = found.stores.filter(function (x) { return x.id === select.value; })[0];
+        state.replaceChildren(st && st.enabled === false
+          ? h("span", { class: "badge st-disabled", title: "Its keys are refused and new requests or " +
+            "payouts are refused (409); its history stays readable.", text: "disabled" }) : "");
+      };
+      select.addEventListener("change", function () {
+        keepStore(select.value);
+        show();
+        A.switchStore();
+      });
+      show();
+      box.replaceChildren(h("label", { for: "store-select", text: "Store" }), select, state);
+      box.hidden = false;
+      return;
+    }
+    var text = found.mode === "own" ? "this key's own" : found.mode === "default" ? "default"
+      : found.mode === "unknown" && storedStore() ? storedStore() : "";
+    box.replaceChildren(text ? h("span", { id: "store-only" }, ["Store: ",
+      h("strong", { id: "store-name", text: text })]) : "");
+    box.hidden = !text;
+  }
 
   /* A request's status: the gateway's own, or (older gateways) derived from its totals. */
   function statusOf(body) {
@@ -202,5 +306,7 @@
   Object.assign(A, { h: h, s: s, append: append, setView: setView, amount: amount, when: when,
     badge: badge, short: short, notice: notice, table: table, dl: dl, enc: enc, storedKey: storedKey,
     storeKey: storeKey, ApiError: ApiError, api: api, explain: explain, login: login, failed: failed,
-    live: live, statusOf: statusOf });
+    live: live, statusOf: statusOf, storedStore: storedStore, loadStores: loadStores,
+    forgetStores: forgetStores, currentStore: currentStore, storeMode: null, stores: [],
+    switchStore: null /* set by admin.js */ });
 })();
