@@ -23,7 +23,7 @@ import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -62,13 +62,35 @@ class NewPaymentRequest:
     description: str = ""
     callback_url: str | None = None
     return_url: str | None = None
-    expires_in: int | None = None  # seconds; None: never expires
-    underpay_tolerance: int = 0
+    expires_in: int | None = None  # seconds; None: never expires (or the store's default)
+    underpay_tolerance: int | None = None  # None: 0 (or the store's default)
+
+
+@dataclass(frozen=True, slots=True)
+class StoreDefaults:
+    """A store's invoice defaults, for requests that name none (``PATCH /stores``)."""
+
+    expires_in: int | None = None
+    underpay_tolerance: int | None = None
+
+
+def with_defaults(new: NewPaymentRequest, defaults: StoreDefaults) -> NewPaymentRequest:
+    """``new`` with the store's defaults where it names nothing.
+
+    A default tolerance above the amount is capped at the amount (it was set for the
+    store, not for this request); an explicit one is checked as given.
+    """
+    tolerance = new.underpay_tolerance
+    if tolerance is None and defaults.underpay_tolerance is not None:
+        tolerance = min(defaults.underpay_tolerance, new.amount)
+    expires_in = new.expires_in if new.expires_in is not None else defaults.expires_in
+    return replace(new, expires_in=expires_in, underpay_tolerance=tolerance or 0)
 
 
 def invoice_columns(new: NewPaymentRequest) -> dict[str, Any]:
     """Expiry, tolerance and first status of a new request (``domain/invoice.py``)."""
-    if not 0 <= new.underpay_tolerance <= new.amount:
+    tolerance = new.underpay_tolerance or 0
+    if not 0 <= tolerance <= new.amount:
         raise InvalidInput("underpay_tolerance must be between 0 and amount")
     if new.expires_in is not None and not 1 <= new.expires_in <= MAX_EXPIRES_IN:
         raise InvalidInput(f"expires_in must be between 1 and {MAX_EXPIRES_IN} seconds")
@@ -77,8 +99,8 @@ def invoice_columns(new: NewPaymentRequest) -> dict[str, Any]:
     )
     return {
         "expires_at": expires_at,
-        "underpay_tolerance": new.underpay_tolerance,
-        "status": initial_status(new.amount, new.underpay_tolerance).value,
+        "underpay_tolerance": tolerance,
+        "status": initial_status(new.amount, tolerance).value,
     }
 
 
@@ -110,7 +132,10 @@ class PaymentRequests:
         pool_used: Callable[[], None] = lambda: None,
         pool_refilled: Callable[[float], Awaitable[None]] = _no_refill,
         label_later: Callable[[int, str], None] = lambda _index, _label: None,
+        defaults: Callable[[], StoreDefaults] = StoreDefaults,
     ) -> None:
+        # The store's invoice defaults as last read (they change with PATCH /stores).
+        self._defaults = defaults
         self._pool = pool
         self._pool_used = pool_used
         self._pool_refilled = pool_refilled
@@ -135,6 +160,7 @@ class PaymentRequests:
             self._refuse_wallet_problem()
         else:
             await self._require_wallet()
+        new = with_defaults(new, self._defaults())
         invoice_columns(new)  # bad expiry or tolerance: refused before a subaddress is spent
         if new.callback_url is not None:
             await self._url_guard.check(new.callback_url, "callback_url")

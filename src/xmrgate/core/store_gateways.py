@@ -16,6 +16,7 @@ import logging
 from collections.abc import Callable
 
 from xmrgate.core.gateway import Gateway
+from xmrgate.core.payment_requests import StoreDefaults
 from xmrgate.core.stores import StoreRepository
 from xmrgate.domain.api_keys import ApiKey
 from xmrgate.domain.errors import Conflict, NotFound, XmrgateError
@@ -89,6 +90,13 @@ class StoreGateways:
         if writes and store is not None and not store.enabled:
             raise Conflict(f"store '{store_id}' is disabled")
         return gateway
+
+    def defaults(self, store_id: str) -> StoreDefaults:
+        """The store's invoice defaults as last read (none for an unknown store)."""
+        store = self._stores.get(store_id)
+        if store is None:
+            return StoreDefaults()
+        return StoreDefaults(store.default_expires_in, store.default_underpay_tolerance)
 
     def secret_of(self, store_id: str) -> bytes | None:
         """The secret that signs ``store_id``'s callbacks (None: unsigned).

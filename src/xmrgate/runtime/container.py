@@ -214,6 +214,7 @@ class Services:
                 pool_used=address_pool.wake,
                 pool_refilled=address_pool.next_round,
                 label_later=labeler.label_later,
+                defaults=lambda: registry[0].defaults(DEFAULT_STORE),
             ),
             payouts=Payouts(
                 wallet,
@@ -271,6 +272,7 @@ class Services:
                     pool_used=pool.wake,
                     pool_refilled=pool.next_round,
                     label_later=store_labeler.label_later,
+                    defaults=lambda: registry[0].defaults(store.id),
                 ),
                 payouts=Payouts(
                     account,

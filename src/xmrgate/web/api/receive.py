@@ -70,7 +70,7 @@ async def create_payment_request(
                 callback_url=body.callback_url,
                 return_url=body.return_url,
                 expires_in=body.expires_in,
-                underpay_tolerance=body.underpay_tolerance or 0,
+                underpay_tolerance=body.underpay_tolerance,
             )
         )
         return created_json(created)

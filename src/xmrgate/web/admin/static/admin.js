@@ -1,6 +1,7 @@
 /* xmrgate dashboard, part 4 of 4: the pages are hash routes (#/, #/requests,
  * #/request/<address>, #/payouts, #/new), so the gateway serves one static shell; every
- * figure comes from an API call made with the key the operator typed in. */
+ * figure comes from an API call made with the key the operator typed in, on the store
+ * chosen in the header's switcher (operators only). */
 (function () {
   "use strict";
   var A = window.XmrAdmin;
@@ -37,14 +38,43 @@
     document.querySelectorAll("#nav a").forEach(function (a) {
       if (a.getAttribute("data-page") === page) { a.setAttribute("aria-current", "page"); } else { a.removeAttribute("aria-current"); }
     });
-    run().catch(function (err) { A.failed(err, gen); });
+    // The first page waits for the list of stores (once per key): it says which store
+    // the calls name.
+    A.loadStores().then(function () {
+      if (gen !== A.generation) { return undefined; }
+      return run();
+    }).catch(function (err) { A.failed(err, gen); });
+  }
+
+  /* Another store was chosen: the current page again, on that store. A request belongs to
+   * the store it was opened in (another store answers 404), so that page goes back to the
+   * list; the list's filters stay, its page (cursor) does not. */
+  function switchStore() {
+    var hash = location.hash.replace(/^#/, "") || "/";
+    var next = null;
+    if (hash.indexOf("/request/") === 0) {
+      next = "#/requests";
+    } else if (hash.indexOf("/requests?") === 0) {
+      var params = new URLSearchParams(hash.slice("/requests?".length));
+      if (params.has("cursor")) {
+        params.delete("cursor");
+        next = "#/requests" + (params.toString() ? "?" + params : "");
+      }
+    }
+    if (next !== null && next !== location.hash) {
+      location.hash = next; // hashchange: route()
+      return;
+    }
+    route();
   }
 
   document.getElementById("logout").addEventListener("click", function () {
     A.storeKey("");
+    A.forgetStores();
     route();
   });
   A.route = route;
+  A.switchStore = switchStore;
   A.storeKey(A.storedKey());
   window.addEventListener("hashchange", route);
   route();

@@ -12,17 +12,44 @@
 
   // ------------------------------------------------------------------ overview
 
+  /* A part of a page that may fail alone: its error is shown in its place (a refused key
+   * still brings the sign-in form back). */
+  function soft(err) {
+    if (err.status === 401) { throw err; }
+    return { error: explain(err, "read") };
+  }
+
+  /* GET /status is the operator's and covers the whole gateway: a store key, and the
+   * operator on a store other than the default one, get 404 there. Then the overview is
+   * the store's own: its balance, the health, its latest requests and the chart. */
   function overview(gen) {
+    var storeOnly = false;
     function load() {
       var offset = -new Date().getTimezoneOffset();
-      return Promise.all([
-        api("GET", "status"),
-        api("GET", "received/daily?days=30&utc_offset=" + offset).catch(function (err) {
-          if (err.status === 401) { throw err; }
-          return { error: explain(err, "read") };
-        })]);
+      var daily = api("GET", "received/daily?days=30&utc_offset=" + offset).catch(soft);
+      daily.catch(function () { /* handled by whoever waits for it */ });
+      var status = storeOnly ? Promise.resolve(null) : api("GET", "status").catch(function (err) {
+        if (err.status !== 404) { throw err; }
+        storeOnly = true;
+        return null;
+      });
+      return status.then(function (st) {
+        if (st) { return Promise.all([st, daily]); }
+        return Promise.all([
+          api("GET", "balance").catch(soft),
+          // 503 is an answer too: the body says which service is down.
+          api("GET", "health").catch(function (err) {
+            if (err.data && err.data.services) { return err.data; }
+            return soft(err);
+          }),
+          api("GET", "receive?limit=5").catch(soft),
+          daily]).then(function (parts) {
+          return { store: { balance: parts[0], health: parts[1], latest: parts[2] }, daily: parts[3] };
+        });
+      });
     }
     return live(gen, 10, load, function (data, stale) {
+      if (data.store) { storeOverview(data.store, data.daily, stale); return; }
       var st = data[0];
       var daily = data[1];
       var sync = st.sync || {};
@@ -66,6 +93,42 @@
               : h("p", { class: "muted", text: "Address pool: " + st.address_pool + " ready" })])]),
         receivedChart(daily)]));
     });
+  }
+
+  function storeOverview(st, daily, stale) {
+    var health = st.health || {};
+    var services = Object.keys(health.services || {}).map(function (name) {
+      var up = health.services[name];
+      return h("li", { class: up ? "ok" : "bad", text: name + ": " + (up ? "up" : "down") });
+    });
+    var chosen = A.storeMode === "switch" ? A.currentStore() : null;
+    var who = chosen ? "the store " + (chosen.name || chosen.id) + " (" + chosen.id + ")" : "this key's store";
+    var latest = st.latest && Array.isArray(st.latest.requests) ? st.latest.requests : null;
+    setView(h("section", { id: "overview", "data-scope": "store" }, [
+      h("h1", { text: "Overview" }), stale,
+      h("p", { class: "notice", id: "store-note", text: "The balance, latest requests and receipts of " + who +
+        ". The gateway's own figures (heights, callbacks, requests by status) are the operator's" +
+        (chosen ? ": choose the default store to see them." : ".") }),
+      h("div", { class: "cards" }, [
+        h("section", { class: "card", id: "card-balance" }, [h("h2", { text: "Balance" }),
+          st.balance && !st.balance.error ? dl([["Total", amount(st.balance.total, "balance-total")],
+            ["Unlocked", amount(st.balance.unlocked, "balance-unlocked")]])
+            : h("p", { class: "muted", text: "No balance: " + (st.balance ? st.balance.error : "unknown") })]),
+        h("section", { class: "card", id: "card-health" }, [h("h2", { text: "Health" }),
+          health.error ? h("p", { class: "muted", id: "health-status", text: "Unknown: " + health.error })
+            : h("p", { class: health.status === 200 ? "ok" : "bad", id: "health-status",
+              text: health.status === 200 ? "Healthy" : "Unhealthy" + (health.message ? ": " + health.message : "") }),
+          h("ul", { class: "plain" }, services),
+          health.wallet ? dl([["Wallet mode", h("span", { id: "wallet-mode", text: health.wallet })]]) : null]),
+        h("section", { class: "card", id: "card-latest" }, [h("h2", { text: "Latest requests" }),
+          latest === null ? h("p", { class: "muted", text: "No list: " + (st.latest ? st.latest.error : "unknown") })
+            : latest.length ? h("ul", { class: "plain counts", id: "latest-list" }, latest.map(function (r) {
+              return h("li", { "data-address": r.address }, [
+                h("a", { href: "#/request/" + enc(r.address), class: "mono", title: r.address, text: short(r.address) }),
+                h("span", {}, [amount(r.amount), " ", badge(r.status || "unknown")])]);
+            })) : h("p", { class: "muted", text: "No payment requests yet." }),
+          h("p", {}, h("a", { href: "#/requests", text: "All requests" }))])]),
+      receivedChart(daily)]));
   }
 
   function lag(blocks) {

@@ -215,9 +215,11 @@
    * store the key acts on, and no header is sent. Resolves to what it found:
    * {mode: "switch" | "own" | "default" | "none" | "unknown", stores: [...]}. */
   var stores = null;
+  var storesRound = 0; // bumped when the key changes: an older answer is not drawn
 
   function loadStores() {
     if (!stores) {
+      var round = storesRound;
       stores = api("GET", "stores", undefined, undefined, true).then(function (data) {
         var list = data && Array.isArray(data.stores) ? data.stores : [];
         var chosen = storedStore();
@@ -230,9 +232,10 @@
           var mode = err.status === 401 ? "none" : /^xgs_/.test(storedKey()) ? "own" : "default";
           return { mode: mode, stores: [] };
         }
-        stores = null; // the gateway did not answer: ask again on the next page
+        if (round === storesRound) { stores = null; } // no answer: ask again on the next page
         return { mode: "unknown", stores: [] };
       }).then(function (found) {
+        if (round !== storesRound) { return found; }
         drawStores(found);
         A.storeMode = found.mode;
         A.stores = found.stores;
@@ -245,6 +248,7 @@
   function forgetStores() {
     keepStore("");
     stores = null;
+    storesRound += 1;
     A.storeMode = null;
     A.stores = [];
     drawStores({ mode: "none", stores: [] });
