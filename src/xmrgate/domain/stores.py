@@ -17,6 +17,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 DEFAULT_STORE = "default"
+# The default store's name until the operator gives it one (migration 0008).
+DEFAULT_STORE_NAME = "Default store"
 # A short slug: it appears in headers, URLs, metrics labels and log lines.
 STORE_ID = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?")
 MAX_NAME = 100

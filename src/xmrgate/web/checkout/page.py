@@ -19,6 +19,7 @@ from urllib.parse import quote, urlsplit
 
 from xmrgate.domain.checkout_state import REQUIRED_CONFIRMATIONS, CheckoutStatus
 from xmrgate.domain.money import piconero_to_xmr
+from xmrgate.domain.stores import ACCENT
 from xmrgate.web.checkout.qr import payment_uri, qr_svg
 
 # Without JavaScript the page still tells the truth if it reloads now and then.
@@ -78,12 +79,40 @@ def origin_of(url: str | None) -> str | None:
     return f"{parts.scheme}://{parts.netloc}"
 
 
-def content_security_policy(*, with_script: bool, public_url: str | None = None) -> str:
+@dataclass(frozen=True, slots=True)
+class Brand:
+    """A store's name and accent colour on its checkout pages (``docs/stores.md``)."""
+
+    name: str | None = None
+    accent: str | None = None
+
+    def heading(self) -> str:
+        """The page's heading: the store's name, else the generic one."""
+        return self.name or "Monero payment"
+
+    def style(self) -> str:
+        """The inline ``<style>`` body that sets the accent ('' without one).
+
+        The accent is checked again here (it goes into CSS): only ``#rrggbb``. Its text
+        colour is black or white, whichever is more legible on it.
+        """
+        if self.accent is None or ACCENT.fullmatch(self.accent) is None:
+            return ""
+        red, green, blue = (int(self.accent[i : i + 2], 16) for i in (1, 3, 5))
+        text = "#18181b" if 0.299 * red + 0.587 * green + 0.114 * blue > 150 else "#fff"
+        return f":root{{--accent:{self.accent};--accent-text:{text}}}"
+
+
+def content_security_policy(
+    *, with_script: bool, public_url: str | None = None, brand: Brand | None = None
+) -> str:
     """The page's CSP: nothing but its own inline CSS/JS and polls to its own origin."""
     a = assets()
+    brand_style = brand.style() if brand is not None else ""
+    styles = a.style_hash + (f" {csp_hash(brand_style)}" if brand_style else "")
     directives = [
         "default-src 'none'",
-        f"style-src {a.style_hash}",
+        f"style-src {styles}",
         "img-src data:",
         "frame-ancestors 'none'",
     ]
@@ -158,6 +187,7 @@ def render_checkout_page(
     return_url: str | None,
     status: CheckoutStatus,
     public_url: str | None = None,
+    brand: Brand | None = None,
 ) -> str:
     """The whole checkout page (HTML with inline CSS, JS and QR code SVG).
 
@@ -176,7 +206,11 @@ def render_checkout_page(
         else f'<noscript><meta http-equiv="refresh" content="{NOSCRIPT_REFRESH_SECONDS}">'
         "</noscript>"
     )
+    brand = brand or Brand()
+    brand_style = brand.style()
     return a.page.substitute(
+        heading=escape(brand.heading()),
+        brand_style=f"<style>{brand_style}</style>" if brand_style else "",
         title=escape(title),
         noscript=noscript,
         style=a.style,

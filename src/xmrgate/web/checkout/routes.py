@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from xmrgate.config import Settings
@@ -24,8 +24,10 @@ from xmrgate.domain.checkout_state import CheckoutStatus, checkout_status
 from xmrgate.domain.errors import XmrgateError
 from xmrgate.domain.payloads import invoice_of
 from xmrgate.domain.records import PaymentStatus
+from xmrgate.domain.stores import DEFAULT_STORE, DEFAULT_STORE_NAME
 from xmrgate.web.checkout.errors import checkout_error_page
 from xmrgate.web.checkout.page import (
+    Brand,
     content_security_policy,
     current_uri,
     render_checkout_page,
@@ -51,22 +53,26 @@ def build_router(settings: Settings) -> APIRouter:
     public_url = settings.public_url
 
     @router.get("/pay/{address}", response_class=HTMLResponse, include_in_schema=False)
-    async def checkout_page(address: str, gateway: PublicGatewayDep) -> HTMLResponse:
-        """The checkout page of a payment request."""
+    async def checkout_page(
+        address: str, gateway: PublicGatewayDep, request: Request
+    ) -> HTMLResponse:
+        """The checkout page of a payment request, in its store's name and colour."""
         try:
             found = await gateway.payment_requests.status(address)
         except XmrgateError as exc:
             return checkout_error_page(exc)
-        request = found.request
+        payment = found.request
+        brand = _brand(request, payment.store_id)
         html = render_checkout_page(
-            address=request.address,
-            amount=request.amount,
-            description=request.description,
-            return_url=request.return_url,
+            address=payment.address,
+            amount=payment.amount,
+            description=payment.description,
+            return_url=payment.return_url,
             status=_state(found),
             public_url=public_url,
+            brand=brand,
         )
-        csp = content_security_policy(with_script=True, public_url=public_url)
+        csp = content_security_policy(with_script=True, public_url=public_url, brand=brand)
         return HTMLResponse(html, headers=security_headers(csp))
 
     @router.get("/pay/{address}/status.json")
@@ -91,3 +97,14 @@ def build_router(settings: Settings) -> APIRouter:
         return Response(svg, media_type="image/svg+xml", headers=headers)
 
     return router
+
+
+def _brand(request: Request, store_id: str) -> Brand:
+    """The name and accent of the request's store (the default store: the generic page
+    until the operator names it)."""
+    stores = getattr(request.app.state, "stores", None)
+    store = stores.store(store_id) if stores is not None else None
+    if store is None:
+        return Brand()
+    unnamed = store.id == DEFAULT_STORE and store.name == DEFAULT_STORE_NAME
+    return Brand(name=None if unnamed else store.name, accent=store.accent)
