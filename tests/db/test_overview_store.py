@@ -14,7 +14,7 @@ from xmrgate.adapters.store.outbox import insert_events
 from xmrgate.adapters.store.overview import OverviewStore
 from xmrgate.adapters.store.payments import SYNC_STATE_ID, PaymentStore
 from xmrgate.adapters.store.tables import events, payment_requests, sync_state
-from xmrgate.core.overview import REQUEST_STATUSES, StoreFacts
+from xmrgate.core.overview import REQUEST_STATUSES, StoreBreakdown, StoreFacts
 
 # The status recorded for each request (the sync tick writes it; here we do).
 STATUSES = ["waiting", "waiting", "partial", "paid", "complete", "complete", "complete"]
@@ -60,7 +60,7 @@ def test_facts_count_what_the_database_holds(on_database: Any) -> None:
         return empty, with_pool, await OverviewStore(db, with_pool=False).facts()
 
     empty, facts, no_pool = on_database(scenario)
-    assert empty == StoreFacts(None, 0, 0, {}, 0)
+    assert empty == StoreFacts(None, 0, 0, {}, 0, StoreBreakdown())
     assert empty.requests() == dict.fromkeys(REQUEST_STATUSES, 0)
     want = {s: STATUSES.count(s) for s in set(STATUSES)}
     assert facts.requests_by_status == want
@@ -68,5 +68,10 @@ def test_facts_count_what_the_database_holds(on_database: Any) -> None:
     assert facts.synced_height == 1234
     assert (facts.callbacks_pending, facts.callbacks_failed) == (3, 2)
     assert facts.address_pool == 7
+    # The same by store (every row here is the default store's).
+    assert facts.by_store is not None
+    assert facts.by_store.requests == {("default", s): n for s, n in want.items()}
+    assert facts.by_store.callbacks == {("default", "pending"): 3, ("default", "failed"): 2}
+    assert facts.by_store.pool == {"default": 7}
     assert no_pool.address_pool is None
     assert no_pool.requests_by_status == want

@@ -21,7 +21,7 @@ from tests.unit.test_callback_worker import NOW, Queue, event
 from xmrgate.adapters.metrics import PrometheusMetrics
 from xmrgate.config import Settings
 from xmrgate.core.callbacks import CallbackWorker, RetryPolicy
-from xmrgate.core.overview import REQUEST_STATUSES, StoreFacts
+from xmrgate.core.overview import REQUEST_STATUSES, StoreBreakdown, StoreFacts
 from xmrgate.core.ports import DeliveryResult
 from xmrgate.core.sync import SyncEngine, TickResult
 from xmrgate.domain.errors import WalletUnavailable
@@ -257,3 +257,32 @@ def test_made_up_methods_add_no_series() -> None:
     }
     assert methods == {"OTHER"}
     assert len(metrics._http) == 1
+
+
+def test_exposition_by_store() -> None:
+    """The store label: one series per store beside the unlabelled totals, which keep
+    their names and meaning (alert rules and dashboards written for them still hold)."""
+    metrics = PrometheusMetrics()
+    facts = StoreFacts(
+        synced_height=1,
+        callbacks_pending=3,
+        callbacks_failed=0,
+        requests_by_status={"waiting": 5},
+        address_pool=9,
+        by_store=StoreBreakdown(
+            requests={("default", "waiting"): 2, ("shop-a", "waiting"): 3},
+            callbacks={("shop-a", "pending"): 3},
+            pool={"default": 4, "shop-a": 5},
+        ),
+    )
+    found = samples(metrics.exposition(facts)[0].decode())
+    assert value(found, "xmrgate_payment_requests", status="waiting") == 5
+    assert value(found, "xmrgate_store_payment_requests", store="shop-a", status="waiting") == 3
+    assert value(found, "xmrgate_store_payment_requests", store="default", status="waiting") == 2
+    assert (
+        "xmrgate_store_payment_requests",
+        frozenset({"store": "shop-a", "status": "paid"}.items()),
+    ) in found
+    assert value(found, "xmrgate_store_callbacks_pending", store="shop-a") == 3
+    assert value(found, "xmrgate_store_address_pool_size", store="shop-a") == 5
+    assert value(found, "xmrgate_address_pool_size") == 9

@@ -36,7 +36,7 @@ from prometheus_client.registry import Collector
 
 from xmrgate import __version__
 from xmrgate.core.observer import CALLBACK_RESULTS
-from xmrgate.core.overview import DaemonFacts, StoreFacts
+from xmrgate.core.overview import REQUEST_STATUSES, DaemonFacts, StoreBreakdown, StoreFacts
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 # The methods a route may be asked with; anything else is counted as OTHER, so that a
@@ -118,6 +118,42 @@ def multiprocess_dir() -> str | None:
     return os.environ.get(MULTIPROC_ENV) or os.environ.get(MULTIPROC_ENV.lower())
 
 
+def _store_gauges(by_store: StoreBreakdown) -> Iterator[Metric]:
+    """The same counts by store (label ``store``: one per store, so bounded).
+
+    New names beside the totals, not a label added to them: dashboards and alert rules
+    written for the totals keep their meaning.
+    """
+    requests = GaugeMetricFamily(
+        "xmrgate_store_payment_requests",
+        "Payment requests by store and status.",
+        labels=["store", "status"],
+    )
+    stores = {store for store, _status in by_store.requests}
+    for store in sorted(stores):
+        for status in REQUEST_STATUSES:
+            requests.add_metric([store, status], by_store.requests.get((store, status), 0))
+    yield requests
+    for kind in ("pending", "failed"):
+        gauge = GaugeMetricFamily(
+            f"xmrgate_store_callbacks_{kind}",
+            f"Callback events {kind} by store.",
+            labels=["store"],
+        )
+        for (store, status), count in sorted(by_store.callbacks.items()):
+            if status == kind:
+                gauge.add_metric([store], count)
+        yield gauge
+    pool = GaugeMetricFamily(
+        "xmrgate_store_address_pool_size",
+        "Subaddresses ready in each store's pool.",
+        labels=["store"],
+    )
+    for store, count in sorted(by_store.pool.items()):
+        pool.add_metric([store], count)
+    yield pool
+
+
 class _Facts:
     """The gauges of one scrape's database facts (a collector for ``generate_latest``)."""
 
@@ -168,6 +204,8 @@ class _Facts:
                 "Subaddresses ready in the pool for POST /receive.",
                 value=facts.address_pool,
             )
+        if facts.by_store is not None:
+            yield from _store_gauges(facts.by_store)
 
     def _daemon_gauges(self) -> Iterator[Metric]:
         """Nothing without ``--daemon-address``; its height only when it answered."""

@@ -34,6 +34,16 @@ REQUEST_STATUSES = tuple(status.value for status in InvoiceStatus)
 
 
 @dataclass(frozen=True, slots=True)
+class StoreBreakdown:
+    """The counts of ``StoreFacts`` store by store."""
+
+    # (store, status) -> requests; (store, pending|failed) -> callbacks; store -> pool.
+    requests: dict[tuple[str, str], int] = field(default_factory=dict)
+    callbacks: dict[tuple[str, str], int] = field(default_factory=dict)
+    pool: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class StoreFacts:
     """What the database says, read in one statement."""
 
@@ -43,6 +53,8 @@ class StoreFacts:
     requests_by_status: dict[str, int] = field(default_factory=dict)
     # Subaddresses ready in the pool (None: this gateway has no pool table).
     address_pool: int | None = None
+    # The same by store (the ``store`` label of /metrics).
+    by_store: StoreBreakdown | None = None
 
     def requests(self) -> dict[str, int]:
         """Requests by status, every known status present (0 when none)."""

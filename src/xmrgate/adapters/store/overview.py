@@ -30,7 +30,7 @@ from xmrgate.adapters.store.tables import (
     payment_requests,
     sync_state,
 )
-from xmrgate.core.overview import StoreFacts
+from xmrgate.core.overview import StoreBreakdown, StoreFacts
 
 _SYNCED = "synced_height"
 _CALLBACKS = "callbacks"
@@ -38,30 +38,35 @@ _REQUESTS = "requests"
 _POOL = "address_pool"
 
 
-def _row(kind: str, key: Any, value: Any) -> list[Any]:
+def _row(kind: str, store: Any, key: Any, value: Any) -> list[Any]:
     """Typed columns: PostgreSQL must know each column's type in a UNION."""
     return [
         cast(literal(kind), String).label("kind"),
+        cast(store, String).label("store"),
         cast(key, String).label("key"),
         cast(value, BigInteger).label("value"),
     ]
 
 
+# Counted by store (the store label of /metrics); the totals are their sums.
 _PARTS: list[Select[Any]] = [
-    select(*_row(_SYNCED, literal(""), sync_state.c.wallet_height)).where(
+    select(*_row(_SYNCED, literal(""), literal(""), sync_state.c.wallet_height)).where(
         sync_state.c.id == SYNC_STATE_ID
     ),
-    select(*_row(_CALLBACKS, events.c.status, func.count()))
+    select(*_row(_CALLBACKS, events.c.store_id, events.c.status, func.count()))
     .where(events.c.status.in_([PENDING, FAILED]))
-    .group_by(events.c.status),
-    # The status the sync tick records (domain/invoice.py), answered by its index.
-    select(*_row(_REQUESTS, payment_requests.c.status, func.count())).group_by(
-        payment_requests.c.status
-    ),
+    .group_by(events.c.store_id, events.c.status),
+    # The status the sync tick records (domain/invoice.py).
+    select(
+        *_row(_REQUESTS, payment_requests.c.store_id, payment_requests.c.status, func.count())
+    ).group_by(payment_requests.c.store_id, payment_requests.c.status),
 ]
 FACTS_QUERY = union_all(*_PARTS)
 FACTS_QUERY_WITH_POOL = union_all(
-    *_PARTS, select(*_row(_POOL, literal(""), func.count())).select_from(address_pool)
+    *_PARTS,
+    select(*_row(_POOL, address_pool.c.store_id, literal(""), func.count())).group_by(
+        address_pool.c.store_id
+    ),
 )
 
 
@@ -78,22 +83,26 @@ class OverviewStore:
         async with self._db.read(autocommit=True) as conn:
             rows = (await conn.execute(self._query)).all()
         synced: int | None = None
-        callbacks: dict[str, int] = {}
-        requests: dict[str, int] = {}
-        pool: int | None = None
-        for kind, key, value in rows:
+        callbacks: dict[tuple[str, str], int] = {}
+        requests: dict[tuple[str, str], int] = {}
+        pool: dict[str, int] | None = {} if self._query is FACTS_QUERY_WITH_POOL else None
+        for kind, store, key, value in rows:
             if kind == _SYNCED:
                 synced = int(value)
             elif kind == _CALLBACKS:
-                callbacks[key] = int(value)
+                callbacks[(store, key)] = int(value)
             elif kind == _REQUESTS:
-                requests[key] = int(value)
-            elif kind == _POOL:
-                pool = int(value)
+                requests[(store, key)] = int(value)
+            elif kind == _POOL and pool is not None:
+                pool[store] = int(value)
+        totals: dict[str, int] = {}
+        for (_store, status), count in requests.items():
+            totals[status] = totals.get(status, 0) + count
         return StoreFacts(
             synced_height=synced,
-            callbacks_pending=callbacks.get(PENDING, 0),
-            callbacks_failed=callbacks.get(FAILED, 0),
-            requests_by_status=requests,
-            address_pool=pool,
+            callbacks_pending=sum(n for (_s, k), n in callbacks.items() if k == PENDING),
+            callbacks_failed=sum(n for (_s, k), n in callbacks.items() if k == FAILED),
+            requests_by_status=totals,
+            address_pool=None if pool is None else sum(pool.values()),
+            by_store=StoreBreakdown(requests=requests, callbacks=callbacks, pool=pool or {}),
         )

@@ -291,7 +291,7 @@
       box.hidden = false;
       return;
     }
-    var text = found.mode === "own" ? "this key's own" : found.mode === "default" ? "default"
+    var text = found.mode === "own" ? "this key's own store" : found.mode === "default" ? "default"
       : found.mode === "unknown" && storedStore() ? storedStore() : "";
     box.replaceChildren(text ? h("span", { id: "store-only" }, ["Store: ",
       h("strong", { id: "store-name", text: text })]) : "");
