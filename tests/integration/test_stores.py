@@ -38,6 +38,12 @@ GATEWAY_ARGS = [
     DEFAULT_SECRET,
     "--callback-retry-base",
     "0.5s",
+    # Every store fills its own pool from the wallet when created: a small one keeps the
+    # wallet-rpc (and so the sync tick) free for the tests (250 costs seconds per store).
+    "--address-pool-size",
+    "8",
+    "--address-pool-low-water",
+    "2",
 ]
 OPERATOR = {"Authorization": f"Bearer {OPERATOR_KEY}"}
 STORE_HEADER = "X-Xmrgate-Store"
