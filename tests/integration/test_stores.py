@@ -193,7 +193,16 @@ def test_stores_get_own_accounts_and_see_only_their_requests(
     assert subaddress_index(gateway, default_addr)[0] == 0
 
     path = f"/receive/{a_addr}"
-    assert gateway.get(path, headers=a.auth).status_code == 200
+    answer = gateway.get(path, headers=a.auth)
+    assert answer.status_code == 200
+    # X-MoneroPay-Address: a store key learns its account's address, never the main one.
+    main_address = gateway.wallet.call("get_address", {"account_index": 0})["address"]
+    a_base = gateway.wallet.call("get_address", {"account_index": a.account})["address"]
+    assert answer.headers["x-moneropay-address"] == a_base != main_address
+    assert gateway.get(path, headers=OPERATOR).headers["x-moneropay-address"] == main_address
+    # The checkout page of a store's request wears the store's name.
+    page = gateway.get(f"/pay/{a_addr}")
+    assert page.status_code == 200 and f"Shop {a.id}</h1>" in page.text
     for who, headers in [
         ("store b's key", b.auth),
         ("the operator on the default store", OPERATOR),

@@ -224,6 +224,11 @@ class WalletClient:
         result = await self.call("create_account", {"label": label})
         return int(result["account_index"])
 
+    async def account_address(self, account: int) -> str:
+        """The base address (index 0) of ``account``."""
+        result = await self.call("get_address", {"account_index": account, "address_index": [0]})
+        return str(result["address"])
+
     async def account_count(self) -> int:
         """How many accounts the open wallet's table holds (``get_accounts``)."""
         result = await self.call("get_accounts")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from xmrgate.core.gateway import Gateway
 from xmrgate.core.payment_requests import StoreDefaults
@@ -39,7 +39,12 @@ class StoreGateways:
         *,
         operator_keys: list[ApiKey],
         default_secret: bytes | None,
+        account_address: Callable[[int], Awaitable[str]] | None = None,
     ) -> None:
+        # The base address of each store's account (``X-MoneroPay-Address`` to its keys),
+        # asked in the background: a wallet that is down must not hold up a reload.
+        self._account_address = account_address
+        self._addresses: dict[str, str] = {}
         self._repo = repo
         self._build = build
         self.default = default
@@ -73,8 +78,27 @@ class StoreGateways:
         ]
 
     async def changed(self) -> None:
-        """A change was made through this process: read it at once."""
+        """A change was made through this process: read it at once (and the new
+        store's address: the wallet has just answered for it)."""
         await self.load()
+        await self.learn_addresses()
+
+    def address_of(self, store_id: str) -> str | None:
+        """The base address of the store's account, once known (None until then)."""
+        return self._addresses.get(store_id)
+
+    async def learn_addresses(self) -> None:
+        """Ask the wallet for the base address of each store's account not known yet."""
+        if self._account_address is None:
+            return
+        for store in list(self._stores.values()):
+            if store.id in self._addresses or store.id == DEFAULT_STORE:
+                continue
+            try:
+                self._addresses[store.id] = await self._account_address(store.account_index)
+            except XmrgateError as exc:
+                log.debug("stores: the address of %s is not known yet: %s", store.id, exc)
+                return
 
     def store(self, store_id: str) -> Store | None:
         """The store row as last read."""
@@ -119,3 +143,4 @@ class StoreGateways:
                 await self.load()
             except XmrgateError as exc:
                 log.warning("stores: reading the stores failed: %s", exc.message)
+            await self.learn_addresses()

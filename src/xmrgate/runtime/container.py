@@ -306,6 +306,8 @@ class Services:
                     if settings.callback_secret
                     else None
                 ),
+                # The probe's client: short timeouts, never sync's connections.
+                account_address=probe_wallet.account_address,
             )
         )
         # The checkout page finds a request by its address, whatever its store.

@@ -33,10 +33,18 @@ class MoneroPayHeaders:
     BaseHTTPMiddleware on the hot read path.
     """
 
-    def __init__(self, app: ASGIApp, identity: WalletIdentity, keys_configured: bool) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        identity: WalletIdentity,
+        keys_configured: bool,
+        store_address: Callable[[str], str | None] | None = None,
+    ) -> None:
         self.app = app
         self.identity = identity
         self.keys_configured = keys_configured
+        # A store key is told its store's account address, never the main wallet's.
+        self.store_address = store_address
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"].startswith("/pay/"):
@@ -47,8 +55,14 @@ class MoneroPayHeaders:
             await self.app(scope, receive, send)
             return
 
+        key = scope.get("state", {}).get("api_key_record")
+        store = getattr(key, "store", None)
+
         async def send_with_header(message: Message) -> None:
-            address = self.identity.primary_address
+            if store is None:
+                address = self.identity.primary_address
+            else:
+                address = self.store_address(store) if self.store_address else None
             if message["type"] == "http.response.start" and address:
                 headers = list(message.get("headers", []))
                 headers.append((b"x-moneropay-address", address.encode()))
@@ -141,7 +155,10 @@ def create_app(
     app.openapi = lambda: _openapi_with_error_shape(app)  # type: ignore[method-assign]
     # The last added runs first: header limits, body limit, API key, MoneroPay header.
     app.add_middleware(
-        MoneroPayHeaders, identity=gateway.identity, keys_configured=bool(gateway.api_keys)
+        MoneroPayHeaders,
+        identity=gateway.identity,
+        keys_configured=bool(gateway.api_keys),
+        store_address=store_gateways.address_of if store_gateways else None,
     )
     app.add_middleware(
         ApiKeyGate, keys=gateway.api_keys, live_keys=store_gateways.keys if store_gateways else None
