@@ -30,6 +30,17 @@ ACCENT = re.compile(r"#[0-9a-fA-F]{6}")
 
 
 @dataclass(frozen=True, slots=True)
+class OwnWallet:
+    """A store's own monero-wallet-rpc (money kept apart from the main wallet)."""
+
+    rpc_address: str
+    primary_address: str
+    wallet_no: int  # its row in sync_state (the main wallet's is 1)
+    rpc_username: str | None = None
+    rpc_password: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Store:
     """One shop: where its money arrives and what its customers see."""
 
@@ -43,13 +54,22 @@ class Store:
     default_expires_in: int | None = None
     default_underpay_tolerance: int | None = None
     created_at: datetime | None = None
+    # Set for a store on its own wallet-rpc (then ``account_index`` is 0, of that wallet).
+    own_wallet: OwnWallet | None = None
 
     def public(self) -> dict[str, object]:
-        """The store as the admin API shows it: never the callback secret itself."""
+        """The store as the admin API shows it: never a secret (callback, wallet login)."""
+        wallet: dict[str, object] = {"account": self.account_index}
+        if self.own_wallet is not None:
+            wallet = {
+                "rpc_address": self.own_wallet.rpc_address,
+                "rpc_username": self.own_wallet.rpc_username,
+                "primary_address": self.own_wallet.primary_address,
+            }
         return {
             "id": self.id,
             "name": self.name,
-            "wallet": {"account": self.account_index},
+            "wallet": wallet,
             "enabled": self.enabled,
             "callback_secret_set": self.callback_secret is not None,
             "accent": self.accent,

@@ -239,8 +239,9 @@ class Database:
                 await _foreign_keys_on(conn)
 
     @contextlib.asynccontextmanager
-    async def sync_leadership(self) -> AsyncIterator[bool]:
-        """Yield True when this process may run the sync tick now.
+    async def sync_leadership(self, wallet: int = 1) -> AsyncIterator[bool]:
+        """Yield True when this process may run the sync tick of ``wallet`` now (1: the
+        main wallet; a store's own wallet: its ``wallet_no``; one lock each).
 
         PostgreSQL: a session advisory lock held for the tick, so of several gateway
         processes sharing a database only one ticks at a time. SQLite: one process
@@ -254,7 +255,8 @@ class Database:
             conn = await self.engine.connect()
         try:
             with _translated():
-                query = text(f"SELECT pg_try_advisory_lock({SYNC_LOCK_KEY})")
+                key = SYNC_LOCK_KEY + (wallet - 1) * 0x1_0000_0000
+                query = text(f"SELECT pg_try_advisory_lock({key})")
                 got = bool((await conn.execute(query)).scalar())
                 await conn.commit()
             try:
@@ -262,7 +264,7 @@ class Database:
             finally:
                 if got:
                     with _translated():
-                        await conn.execute(text(f"SELECT pg_advisory_unlock({SYNC_LOCK_KEY})"))
+                        await conn.execute(text(f"SELECT pg_advisory_unlock({key})"))
                         await conn.commit()
         finally:
             with _translated():

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeAlias
 
-from sqlalchemy import bindparam, delete, exists, func, insert, select, update
+from sqlalchemy import ColumnElement, bindparam, delete, exists, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from xmrgate.adapters.store.db import Database, as_utc, utcnow
@@ -254,44 +254,62 @@ async def request_by_address(
     return _request(row) if row else None
 
 
-async def chain_height(conn: AsyncConnection) -> int | None:
-    """The wallet height the last sync tick saw (None before the first tick)."""
+async def chain_height(conn: AsyncConnection, sync_id: int = SYNC_STATE_ID) -> int | None:
+    """The wallet height the last sync tick of wallet ``sync_id`` saw (None before it)."""
     return (
-        await conn.execute(
-            select(sync_state.c.wallet_height).where(sync_state.c.id == SYNC_STATE_ID)
-        )
+        await conn.execute(select(sync_state.c.wallet_height).where(sync_state.c.id == sync_id))
     ).scalar()
 
 
-async def set_chain_height(conn: AsyncConnection, height: int, *, exists: bool) -> None:
+async def set_chain_height(
+    conn: AsyncConnection, height: int, *, exists: bool, sync_id: int = SYNC_STATE_ID
+) -> None:
     """Store the wallet height of this tick."""
     if exists:
         await conn.execute(
             update(sync_state)
-            .where(sync_state.c.id == SYNC_STATE_ID)
+            .where(sync_state.c.id == sync_id)
             .values(wallet_height=height, updated_at=utcnow())
         )
     else:
         await conn.execute(
-            insert(sync_state).values(id=SYNC_STATE_ID, wallet_height=height, updated_at=utcnow())
+            insert(sync_state).values(id=sync_id, wallet_height=height, updated_at=utcnow())
         )
 
 
-async def oldest_creation_height(conn: AsyncConnection) -> int | None:
-    """The lowest creation height of any request (None: no request has one)."""
-    value = (await conn.execute(select(func.min(payment_requests.c.created_height)))).scalar()
+# The requests of one wallet's tick: None (every request), or a condition on them.
+Scope: TypeAlias = "ColumnElement[bool] | None"
+
+
+def _scoped(query: Any, scope: Scope) -> Any:
+    return query if scope is None else query.where(scope)
+
+
+async def oldest_creation_height(conn: AsyncConnection, scope: Scope = None) -> int | None:
+    """The lowest creation height of any request in scope (None: none has one)."""
+    query = _scoped(select(func.min(payment_requests.c.created_height)), scope)
+    value = (await conn.execute(query)).scalar()
     return None if value is None else int(value)
 
 
-async def any_request(conn: AsyncConnection) -> bool:
-    """True when at least one payment request exists."""
-    return (await conn.execute(select(payment_requests.c.id).limit(1))).first() is not None
+async def any_request(conn: AsyncConnection, scope: Scope = None) -> bool:
+    """True when at least one payment request (in scope) exists."""
+    query = _scoped(select(payment_requests.c.id), scope).limit(1)
+    return (await conn.execute(query)).first() is not None
 
 
-async def lowest_locked_height(conn: AsyncConnection) -> int | None:
-    """Height of the oldest mined transfer that has not unlocked yet."""
+def transfers_in_scope(scope: Scope) -> Scope:
+    """``scope`` as a condition on transfers: their request is in it (one key lookup per
+    transfer row, so a window's cost stays the window's)."""
+    if scope is None:
+        return None
+    return exists().where(payment_requests.c.id == transfers.c.request_id, scope)
+
+
+async def lowest_locked_height(conn: AsyncConnection, scope: Scope = None) -> int | None:
+    """Height of the oldest mined transfer (in scope) that has not unlocked yet."""
     query = select(func.min(transfers.c.height)).where(
         transfers.c.state == TransferState.CONFIRMED.value
     )
-    height = (await conn.execute(query)).scalar()
+    height = (await conn.execute(_scoped(query, transfers_in_scope(scope)))).scalar()
     return None if height is None else int(height)

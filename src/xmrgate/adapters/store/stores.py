@@ -7,12 +7,12 @@ payout journal's ``store-key:<id>`` keeps naming a known key.
 
 from __future__ import annotations
 
-from sqlalchemy import RowMapping, insert, select, update
+from sqlalchemy import RowMapping, func, insert, select, update
 
 from xmrgate.adapters.store.db import Database, as_utc, utcnow
 from xmrgate.adapters.store.tables import store_keys, stores
 from xmrgate.domain.errors import AlreadyExists, NotFound
-from xmrgate.domain.stores import Store, StoreKey, key_label
+from xmrgate.domain.stores import OwnWallet, Store, StoreKey, key_label
 
 # Columns PATCH may write (never the id, the account or the creation time).
 _EDITABLE = (
@@ -25,11 +25,26 @@ _EDITABLE = (
 )
 
 
+def _own_wallet(row: RowMapping) -> OwnWallet | None:
+    if row["rpc_address"] is None:
+        return None
+    return OwnWallet(
+        rpc_address=row["rpc_address"],
+        primary_address=row["primary_address"],
+        wallet_no=int(row["wallet_no"]),
+        rpc_username=row["rpc_username"],
+        rpc_password=row["rpc_password"],
+    )
+
+
 def _store(row: RowMapping) -> Store:
     return Store(
+        own_wallet=_own_wallet(row),
         id=row["id"],
         name=row["name"],
-        account_index=int(row["account_index"]),
+        # A store on its own wallet uses that wallet's account 0 (NULL here: the column
+        # is unique among the main wallet's accounts).
+        account_index=int(row["account_index"] or 0),
         enabled=bool(row["enabled"]),
         callback_secret=row["callback_secret"],
         accent=row["accent"],
@@ -60,7 +75,9 @@ class SqlStores:
     async def all(self) -> list[Store]:
         """Every store, by account (the default store, account 0, first)."""
         async with self._db.read() as conn:
-            rows = await conn.execute(select(stores).order_by(stores.c.account_index))
+            rows = await conn.execute(
+                select(stores).order_by(stores.c.account_index.is_(None), stores.c.account_index)
+            )
             return [_store(r) for r in rows.mappings()]
 
     async def get(self, store_id: str) -> Store | None:
@@ -75,12 +92,21 @@ class SqlStores:
 
     async def insert(self, store: Store) -> Store:
         """Store a new store; AlreadyExists naming what is taken (its id or its account)."""
+        own = store.own_wallet
         values = {
             "id": store.id,
-            "account_index": store.account_index,
+            "account_index": None if own is not None else store.account_index,
             "created_at": store.created_at or utcnow(),
             **{name: getattr(store, name) for name in _EDITABLE},
         }
+        if own is not None:
+            values.update(
+                rpc_address=own.rpc_address,
+                rpc_username=own.rpc_username,
+                rpc_password=own.rpc_password,
+                primary_address=own.primary_address,
+                wallet_no=own.wallet_no,
+            )
         try:
             async with self._db.write() as conn:
                 await conn.execute(insert(stores).values(**values))
@@ -88,6 +114,10 @@ class SqlStores:
             # The transaction is over (PostgreSQL aborts it): look in a new one.
             if await self.get(store.id) is not None:
                 raise AlreadyExists(f"a store '{store.id}' already exists") from None
+            if own is not None:
+                raise AlreadyExists(
+                    f"the wallet {own.primary_address} already belongs to a store"
+                ) from None
             raise AlreadyExists(
                 f"account {store.account_index} of the main wallet already belongs to a store"
             ) from None
@@ -163,3 +193,10 @@ class SqlStores:
         async with self._db.read() as conn:
             rows = await conn.execute(query)
             return [_key(r) for r in rows.mappings()]
+
+
+async def next_wallet_no(db: Database) -> int:
+    """The sync_state row number of the next store wallet (the main wallet's is 1)."""
+    async with db.read() as conn:
+        highest = (await conn.execute(select(func.max(stores.c.wallet_no)))).scalar()
+    return max(int(highest or 1), 1) + 1

@@ -11,9 +11,18 @@ from xmrgate.adapters.store.tables import address_pool, payment_requests, stores
 
 
 async def store_accounts(conn: AsyncConnection) -> dict[int, str]:
-    """Account index -> store id, disabled stores included (their payments still count)."""
-    rows = await conn.execute(select(stores.c.account_index, stores.c.id))
+    """Account index of the main wallet -> store id, disabled stores included (their
+    payments still count); stores on their own wallet are not the main wallet's."""
+    rows = await conn.execute(
+        select(stores.c.account_index, stores.c.id).where(stores.c.account_index.is_not(None))
+    )
     return {int(account): str(store) for account, store in rows}
+
+
+async def own_wallet_stores(conn: AsyncConnection) -> list[str]:
+    """The stores on a wallet-rpc of their own."""
+    rows = await conn.execute(select(stores.c.id).where(stores.c.rpc_address.is_not(None)))
+    return [str(store) for (store,) in rows]
 
 
 class SqlStoreAccounts:

@@ -10,22 +10,47 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from xmrgate.adapters.store import payments, tick_rows
 from xmrgate.adapters.store.db import Database, utcnow
 from xmrgate.adapters.store.outbox import insert_events, last_event_kinds
-from xmrgate.adapters.store.stores_accounts import store_accounts
+from xmrgate.adapters.store.payments import SYNC_STATE_ID
+from xmrgate.adapters.store.stores_accounts import own_wallet_stores, store_accounts
+from xmrgate.adapters.store.tables import payment_requests
 from xmrgate.core.sync import Decision, Snapshot, WindowBounds
 from xmrgate.domain import ledger
 from xmrgate.domain.records import PaymentRequest
 
 
 class SqlSyncStore:
-    """Sync state in SQL: leadership, the window's bounds, and the reconciling write."""
+    """Sync state in SQL of ONE wallet: leadership, the window's bounds, the write.
 
-    def __init__(self, db: Database) -> None:
+    The main wallet (``store_id`` None) serves every store on one of its accounts; a
+    store on its own wallet-rpc has its own (``store_id``, its ``wallet_no`` row in
+    sync_state). Each wallet's tick sees only its own stores' requests: another
+    wallet's transfers, absent from this wallet's answer, must never look gone.
+    """
+
+    def __init__(
+        self, db: Database, *, store_id: str | None = None, sync_id: int = SYNC_STATE_ID
+    ) -> None:
         self._db = db
+        self._store_id = store_id
+        self._sync_id = sync_id
+
+    async def _scope(self, conn: AsyncConnection) -> payments.Scope:
+        """This wallet's requests (None: every request, no store has its own wallet)."""
+        if self._store_id is not None:
+            return payment_requests.c.store_id == self._store_id
+        others = await own_wallet_stores(conn)
+        return payment_requests.c.store_id.not_in(others) if others else None
+
+    async def _accounts(self, conn: AsyncConnection) -> dict[int, str]:
+        if self._store_id is not None:
+            return {0: self._store_id}
+        return await store_accounts(conn)
 
     @contextlib.asynccontextmanager
     async def leadership(self) -> AsyncIterator[bool]:
-        """True while this process may tick (PostgreSQL advisory lock; SQLite: always)."""
-        async with self._db.sync_leadership() as leader:
+        """True while this process may tick this wallet (PostgreSQL advisory lock per
+        wallet; SQLite: always)."""
+        async with self._db.sync_leadership(self._sync_id) as leader:
             yield leader
 
     async def rewind_to_oldest_request(self) -> None:
@@ -35,19 +60,20 @@ class SqlSyncStore:
         missed may sit below the synced height: the window must reach back to them.
         """
         async with self._db.write() as conn:
-            oldest = await payments.oldest_creation_height(conn)
-            synced = await payments.chain_height(conn)
+            oldest = await payments.oldest_creation_height(conn, await self._scope(conn))
+            synced = await payments.chain_height(conn, self._sync_id)
             if oldest is not None and synced is not None and oldest < synced:
-                await payments.set_chain_height(conn, oldest, exists=True)
+                await payments.set_chain_height(conn, oldest, exists=True, sync_id=self._sync_id)
 
     async def window_bounds(self) -> WindowBounds:
         """Synced height, lowest locked height, whether any request exists, the stores."""
         async with self._db.read() as conn:
+            scope = await self._scope(conn)
             return WindowBounds(
-                synced=await payments.chain_height(conn),
-                lowest_locked=await payments.lowest_locked_height(conn),
-                has_requests=await payments.any_request(conn),
-                accounts=await store_accounts(conn),
+                synced=await payments.chain_height(conn, self._sync_id),
+                lowest_locked=await payments.lowest_locked_height(conn, scope),
+                has_requests=await payments.any_request(conn, scope),
+                accounts=await self._accounts(conn),
             )
 
     async def apply(
@@ -64,11 +90,12 @@ class SqlSyncStore:
         writes would otherwise leave the height past payments never recorded."""
         decisions: list[Decision] = []
         async with self._db.write() as conn:
-            synced = await payments.chain_height(conn)
+            synced = await payments.chain_height(conn, self._sync_id)
+            scope = await self._scope(conn)
             # Requests with transfers in the window, and open requests past their expiry
             # (the tick records and announces that, under the sync leadership: once).
-            ids = await tick_rows.request_ids_in_window(conn, start)
-            ids |= await tick_rows.expired_open_ids(conn, utcnow())
+            ids = await tick_rows.request_ids_in_window(conn, start, scope)
+            ids |= await tick_rows.expired_open_ids(conn, utcnow(), scope)
             found = await tick_rows.requests_by_id(conn, ids) if ids else {}
             wanted = {(store, i) for store, indices in observed.items() for i in indices}
             missing = wanted - found.keys()
@@ -83,7 +110,9 @@ class SqlSyncStore:
                 )
                 decisions.append(decision)
             if synced != height:
-                await payments.set_chain_height(conn, height, exists=synced is not None)
+                await payments.set_chain_height(
+                    conn, height, exists=synced is not None, sync_id=self._sync_id
+                )
         return decisions
 
     @staticmethod

@@ -29,8 +29,17 @@ stores = Table(
     metadata,
     Column("id", String(32), primary_key=True),
     Column("name", String(100), nullable=False),
-    # The account (major index) of the main wallet it receives on and pays out from.
-    Column("account_index", Integer, nullable=False, unique=True),
+    # The account (major index) of the main wallet it receives on and pays out from;
+    # NULL for a store on its own wallet (it uses that wallet's account 0).
+    Column("account_index", Integer, nullable=True, unique=True),
+    # A store on its own wallet-rpc: where, its login, the wallet's primary address
+    # (checked before every tick, like the main wallet's identity), and the number of
+    # its row in sync_state (the main wallet's is 1).
+    Column("rpc_address", Text, nullable=True),
+    Column("rpc_username", Text, nullable=True),
+    Column("rpc_password", Text, nullable=True),
+    Column("primary_address", String(128), nullable=True, unique=True),
+    Column("wallet_no", Integer, nullable=True, unique=True),
     Column("enabled", Boolean, nullable=False),
     Column("callback_secret", Text, nullable=True),
     Column("accent", String(7), nullable=True),

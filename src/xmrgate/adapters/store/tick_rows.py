@@ -14,7 +14,12 @@ from sqlalchemy import Select, bindparam, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from xmrgate.adapters.store.db import utcnow
-from xmrgate.adapters.store.payments import request_from_row, transfer_from_row
+from xmrgate.adapters.store.payments import (
+    Scope,
+    request_from_row,
+    transfer_from_row,
+    transfers_in_scope,
+)
 from xmrgate.adapters.store.tables import payment_requests, transfers
 from xmrgate.domain.invoice import OPEN
 from xmrgate.domain.ledger import Transfer, TransferState
@@ -24,7 +29,7 @@ from xmrgate.domain.records import PaymentRequest
 MINED_STATES = [s.value for s in TransferState if s not in (TransferState.POOL, TransferState.GONE)]
 
 
-def window_statement(start: int) -> Select[int]:
+def window_statement(start: int, scope: Scope = None) -> Select[int]:
     """Requests with a transfer in the pool or mined (not gone) at ``start`` or above.
 
     The states are listed, not ``state != 'gone'``: only ``state IN (...) AND height >=
@@ -32,7 +37,7 @@ def window_statement(start: int) -> Select[int]:
     PostgreSQL read the whole index and SQLite the whole table on every tick, a cost
     growing with every transfer ever stored (issue 17, ``bench/scale.py``).
     """
-    return (
+    statement = (
         select(transfers.c.request_id).where(
             (transfers.c.state == TransferState.POOL.value)
             | (transfers.c.state.in_(MINED_STATES) & (transfers.c.height >= start))
@@ -40,11 +45,13 @@ def window_statement(start: int) -> Select[int]:
         # No DISTINCT (the caller makes a set): with it SQLite walked the request_id
         # index, all of it, to get the distinct values in order.
     )
+    in_scope = transfers_in_scope(scope)
+    return statement if in_scope is None else statement.where(in_scope)
 
 
-async def request_ids_in_window(conn: AsyncConnection, start: int) -> set[int]:
-    """Requests with a transfer in the pool or mined at ``start`` or above."""
-    return {r[0] for r in await conn.execute(window_statement(start))}
+async def request_ids_in_window(conn: AsyncConnection, start: int, scope: Scope = None) -> set[int]:
+    """Requests (in scope) with a transfer in the pool or mined at ``start`` or above."""
+    return {r[0] for r in await conn.execute(window_statement(start, scope))}
 
 
 StoreIndex = tuple[str, int]
@@ -162,14 +169,13 @@ async def save_transfers(
         )
 
 
-async def expired_open_ids(conn: AsyncConnection, now: datetime) -> set[int]:
-    """Requests recorded waiting/partial whose expiry has passed."""
-    rows = await conn.execute(
-        select(payment_requests.c.id).where(
-            payment_requests.c.status.in_([s.value for s in OPEN]),
-            payment_requests.c.expires_at <= now,
-        )
+async def expired_open_ids(conn: AsyncConnection, now: datetime, scope: Scope = None) -> set[int]:
+    """Requests (in scope) recorded waiting/partial whose expiry has passed."""
+    query = select(payment_requests.c.id).where(
+        payment_requests.c.status.in_([s.value for s in OPEN]),
+        payment_requests.c.expires_at <= now,
     )
+    rows = await conn.execute(query if scope is None else query.where(scope))
     return {r[0] for r in rows}
 
 
