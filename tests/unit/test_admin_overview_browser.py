@@ -7,7 +7,11 @@ by the real ``overview_json`` from an ``OverviewReport``. Two things are checked
   source text (browsers before 2023): the page's ``JSON.parse`` is replaced, before any
   script of the page runs, by one that drops the reviver's third argument;
 - with ``--daemon-address`` the wallet card shows monerod's height and how far the
-  wallet is behind it; without, nothing about a daemon.
+  wallet is behind it; without, nothing about a daemon;
+- stores: when ``GET /status`` answers 404 (a store key; the operator on another store)
+  the overview is the store's own (balance, health, latest requests, chart), exact and
+  without an error; an operator's chosen store goes with every later call as
+  ``X-Xmrgate-Store`` (the list of stores itself goes without it).
 
 Needs Debian's chromium and chromium-driver; fails (never skips) without them.
 """
@@ -24,6 +28,7 @@ from typing import Any
 import pytest
 from selenium.webdriver import Chrome as WebDriver
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.select import Select
 
 from testsupport.browser import start_chromium
 from xmrgate.core.overview import DaemonFacts, OverviewReport, StoreFacts
@@ -65,11 +70,29 @@ def report(daemon: DaemonFacts | None) -> OverviewReport:
     )
 
 
+NOT_FOUND = {"status": 404, "message": "not found"}
+STORES = [
+    {"id": "default", "name": "Default store", "wallet": {"account": 0}, "enabled": True},
+    {"id": "shop-b", "name": "Shop B", "wallet": {"account": 1}, "enabled": True},
+]
+STORE_REQUEST = {
+    "address": "4" + "A" * 94,
+    "amount": TOTAL,
+    "description": "an order",
+    "created_at": "2026-11-20T10:00:00Z",
+    "expires_at": None,
+    "status": "waiting",
+}
+
+
 class Site:
-    """The shell, its static files and a ``/status`` body the test sets."""
+    """The shell, its static files and the answers the test sets: ``/status`` (None: 404),
+    ``/stores`` (status code and body); every API call's ``X-Xmrgate-Store`` is noted."""
 
     def __init__(self) -> None:
-        self.status: dict[str, Any] = overview_json(report(None))
+        self.status: dict[str, Any] | None = overview_json(report(None))
+        self.stores: tuple[int, dict[str, Any]] = (404, NOT_FOUND)  # a gateway without stores
+        self.calls: list[tuple[str, str | None]] = []
         site = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -77,19 +100,29 @@ class Site:
                 path = self.path.split("?")[0]
                 if path == "/admin":
                     self._send(shell(), "text/html; charset=utf-8")
-                elif path.startswith("/admin/static/"):
+                    return
+                if path.startswith("/admin/static/"):
                     found = static_file(path.rsplit("/", 1)[1])
                     self._send(found.body, found.media_type)
-                elif path == "/status":
-                    # json.dumps writes Python's ints exactly, as the gateway does.
-                    self._send(json.dumps(site.status).encode(), "application/json")
-                elif path == "/received/daily":
-                    self._send(b'{"days": []}', "application/json")
-                else:
-                    self.send_error(404)
+                    return
+                if path == "/blank":  # this origin, without the dashboard
+                    self._send(b"<!doctype html><title>blank</title>", "text/html")
+                    return
+                site.calls.append((path, self.headers.get("X-Xmrgate-Store")))
+                # json.dumps writes Python's ints exactly, as the gateway does.
+                answers: dict[str, tuple[int, Any]] = {
+                    "/status": (200, site.status) if site.status else (404, NOT_FOUND),
+                    "/received/daily": (200, {"days": []}),
+                    "/stores": site.stores,
+                    "/balance": (200, {"total": TOTAL, "unlocked": UNLOCKED}),
+                    "/health": (200, {"status": 200, "services": {"walletrpc": True}}),
+                    "/receive": (200, {"requests": [STORE_REQUEST], "next_cursor": None}),
+                }
+                code, body = answers.get(path, (404, NOT_FOUND))
+                self._send(json.dumps(body).encode(), "application/json", code)
 
-            def _send(self, body: bytes, media_type: str) -> None:
-                self.send_response(200)
+            def _send(self, body: bytes, media_type: str, code: int = 200) -> None:
+                self.send_response(code)
                 self.send_header("Content-Type", media_type)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
@@ -177,3 +210,71 @@ def test_without_a_daemon_address_the_card_says_nothing_of_a_daemon(
     assert texts(browser, "#sync-behind") == ["2 blocks"]
     assert not texts(browser, "#daemon-height")
     assert "aemon" not in texts(browser, "#card-wallet")[0]
+
+
+def fresh(driver: WebDriver, site: Site, fragment: str, **storage: str) -> None:
+    """Open the dashboard at ``fragment`` in a tab whose sessionStorage holds ``storage``."""
+    driver.get(f"{site.url}/blank")
+    driver.execute_script(
+        "sessionStorage.clear();"
+        "Object.entries(arguments[0]).forEach(([k, v]) => sessionStorage.setItem(k, v));",
+        storage,
+    )
+    site.calls.clear()
+    driver.get(f"{site.url}/admin#{fragment}")
+
+
+def wait(driver: WebDriver, selector: str, what: str) -> None:
+    deadline = time.monotonic() + 20
+    while not texts(driver, selector) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert texts(driver, selector), f"no {what}: {texts(driver, '#main')}"
+
+
+def test_without_status_the_overview_is_the_stores_own(browser: WebDriver, site: Site) -> None:
+    """A store key: /stores 403, /status 404: no switcher, the store's figures, no error."""
+    site.status = None
+    site.stores = (403, {"status": 403, "message": "this API key lacks the 'admin' scope"})
+    try:
+        fresh(browser, site, "/", **{"xmrgate.apiKey": "xgs_" + "k" * 40})
+        wait(browser, "#store-note", "store overview")
+    finally:
+        site.status = overview_json(report(None))
+        site.stores = (404, NOT_FOUND)
+    assert texts(browser, "#balance-total") == [f"{piconero_to_xmr(TOTAL)} XMR"]
+    assert texts(browser, "#health-status") == ["Healthy"]
+    latest = browser.find_elements(By.CSS_SELECTOR, "#latest-list li")
+    assert [e.get_attribute("data-address") for e in latest] == [STORE_REQUEST["address"]]
+    assert texts(browser, "#received h2") == ["Received per day, last 30 days"]
+    assert texts(browser, "#main .notice.error") == []
+    assert texts(browser, "#store-select") == []
+    assert texts(browser, "#store-name") == ["this key's own store"]
+    assert {store for _, store in site.calls} == {None}
+
+
+def test_the_chosen_store_goes_with_every_call(browser: WebDriver, site: Site) -> None:
+    """An operator (/stores 200) picks shop-b: each later call names it, /stores never."""
+    site.stores = (200, {"stores": STORES})
+    try:
+        fresh(browser, site, "/")
+        wait(browser, "#store-select", "switcher")
+        wait(browser, "#card-wallet", "overview")
+        assert [store for _, store in site.calls] == [None] * len(site.calls)
+        site.calls.clear()
+        Select(browser.find_element(By.ID, "store-select")).select_by_value("shop-b")
+        deadline = time.monotonic() + 20
+        while len({p for p, _ in site.calls}) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert {p for p, _ in site.calls} >= {"/status", "/received/daily"}, site.calls
+        assert {store for _, store in site.calls} == {"shop-b"}, site.calls
+        assert browser.execute_script("return sessionStorage.getItem('xmrgate.store')") == "shop-b"
+
+        browser.refresh()
+        wait(browser, "#card-wallet", "overview after a reload")
+        assert ("/stores", None) in site.calls
+        assert {s for p, s in site.calls if p != "/stores"} == {"shop-b"}, site.calls
+        assert Select(browser.find_element(By.ID, "store-select")).first_selected_option.text == (
+            "Shop B · shop-b"
+        )
+    finally:
+        site.stores = (404, NOT_FOUND)

@@ -19,6 +19,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from typing import Protocol
 
+from xmrgate.core.store_wallets import (
+    WalletProbe,
+    WalletSpec,
+    check_wallet_spec,
+    wallet_of_new_store,
+)
 from xmrgate.domain.errors import AlreadyExists, Conflict, InvalidInput, NotFound
 from xmrgate.domain.invoice import MAX_EXPIRES_IN
 from xmrgate.domain.money import MAX_AMOUNT
@@ -27,6 +33,7 @@ from xmrgate.domain.stores import (
     DEFAULT_STORE,
     MAX_NAME,
     STORE_ID,
+    OwnWallet,
     Store,
     StoreKey,
     check_scopes,
@@ -40,8 +47,9 @@ from xmrgate.domain.stores import (
 MIN_SECRET, MAX_SECRET = 16, 256
 # The only wallet a store may have today: a new account of the main wallet.
 NEW_ACCOUNT = {"account": "new"}
-OWN_WALLET_UNSUPPORTED = (
-    'stores on their own wallet-rpc are not supported yet: use {"account": "new"}'
+WALLET_FORMS = (
+    'wallet must be {"account": "new"} or {"rpc_address": URL, "rpc_username"?: USER, '
+    '"rpc_password"?: PASSWORD}'
 )
 # What PATCH /stores/{id} may change.
 EDITABLE = frozenset(
@@ -124,12 +132,14 @@ def check_name(value: object) -> str:
     return name
 
 
-def check_wallet(value: object) -> None:
-    """The wallet of a new store: exactly ``{"account": "new"}``."""
+def check_wallet(value: object) -> WalletSpec | None:
+    """The wallet of a new store: ``{"account": "new"}`` (None), or its own wallet-rpc
+    (``{"rpc_address", "rpc_username"?, "rpc_password"?}``)."""
     if isinstance(value, Mapping) and "rpc_address" in value:
-        raise InvalidInput(OWN_WALLET_UNSUPPORTED)
+        return check_wallet_spec(value)
     if not isinstance(value, Mapping) or dict(value) != NEW_ACCOUNT:
-        raise InvalidInput('wallet must be {"account": "new"}')
+        raise InvalidInput(WALLET_FORMS)
+    return None
 
 
 def check_callback_secret(value: object) -> str | None:
@@ -204,8 +214,14 @@ class StoreAdmin:
         changed: Callable[[], Awaitable[None]],
         *,
         clock: Callable[[], datetime] = _utcnow,
+        wallets: WalletProbe | None = None,
+        main_wallet: Callable[[], Awaitable[str | None]] | None = None,
     ) -> None:
-        """``changed()`` is awaited after every successful write."""
+        """``changed()`` is awaited after every successful write. ``wallets`` asks a
+        store's own wallet-rpc for its wallet; ``main_wallet`` is the main wallet's
+        primary address (without them stores on their own wallet are refused)."""
+        self._wallets = wallets
+        self._main_wallet = main_wallet
         self._repo = repo
         self._accounts = accounts
         self._changed = changed
@@ -230,18 +246,24 @@ class StoreAdmin:
             raise InvalidInput("id must be a string")
         _checked(check_store_id, id)
         checked_name = check_name(id if name is None else name)
-        check_wallet(wallet)
+        spec = check_wallet(wallet)
         secret = check_callback_secret(callback_secret)
         colour = check_accent(accent)
         expires_in = check_expires_in(default_expires_in)
         tolerance = check_tolerance(default_underpay_tolerance)
         if await self._repo.get(id) is not None:
             raise AlreadyExists(f"a store '{id}' already exists")
-        account = await self._accounts.create_account(f"xmrgate store {id}")
+        own: OwnWallet | None = None
+        if spec is not None:
+            own = await self._own_wallet(spec)
+            account = 0
+        else:
+            account = await self._accounts.create_account(f"xmrgate store {id}")
         created = await self._repo.insert(
             Store(
                 id=id,
                 name=checked_name,
+                own_wallet=own,
                 account_index=account,
                 callback_secret=secret,
                 accent=colour,
@@ -252,6 +274,21 @@ class StoreAdmin:
         )
         await self._changed()
         return created
+
+    async def _own_wallet(self, spec: WalletSpec) -> OwnWallet:
+        """The store's own wallet, checked to answer and to be no other store's."""
+        if self._wallets is None or self._main_wallet is None:
+            raise InvalidInput("this command cannot reach a store's own wallet-rpc")
+        primary = await wallet_of_new_store(
+            spec, self._wallets, self._main_wallet, await self._repo.all()
+        )
+        return OwnWallet(
+            rpc_address=spec.rpc_address,
+            primary_address=primary,
+            wallet_no=0,  # the repository numbers it
+            rpc_username=spec.rpc_username,
+            rpc_password=spec.rpc_password,
+        )
 
     # ``builtins.list`` below: inside this class ``list`` is the method (the API's name).
     async def list(self) -> builtins.list[Store]:

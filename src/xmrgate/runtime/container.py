@@ -12,7 +12,6 @@ import dataclasses
 import logging
 from dataclasses import dataclass
 
-from xmrgate.adapters.account_wallet import AccountWallet
 from xmrgate.adapters.callback_http import CallbackUrlGuard, Destinations, HttpCallbackSender
 from xmrgate.adapters.metrics import PrometheusMetrics
 from xmrgate.adapters.store.address_pool import SqlAddressPool
@@ -29,6 +28,7 @@ from xmrgate.adapters.store.retention import RetentionStore
 from xmrgate.adapters.store.stores import SqlStores
 from xmrgate.adapters.store.stores_accounts import SqlStoreAccounts
 from xmrgate.adapters.store.sync_store import SqlSyncStore
+from xmrgate.adapters.store_wallet_probe import WalletRpcProbe
 from xmrgate.adapters.wallet_rpc import WalletClient
 from xmrgate.config import Settings
 from xmrgate.core.address_pool import AddressPool, Labeler
@@ -53,10 +53,11 @@ from xmrgate.core.wallet_status import (
     WalletStatus,
 )
 from xmrgate.domain.api_keys import parse_api_keys
-from xmrgate.domain.stores import DEFAULT_STORE, Store
+from xmrgate.domain.stores import DEFAULT_STORE
 from xmrgate.runtime.chain_signals import ChainSignals
 from xmrgate.runtime.read_cache import ReadCache
 from xmrgate.runtime.store_cli import MainWalletAccounts
+from xmrgate.runtime.store_units import MainWalletParts, StoreUnit, StoreUnitFactory
 
 log = logging.getLogger(__name__)
 
@@ -88,9 +89,9 @@ class Services:
     reads: ReadCache
     stores: StoreGateways
     public_gateway: Gateway
-    # Each non-default store's address pool and labeler, by store id (started by the
-    # supervisor once the wallet is ready, also for stores created later).
-    store_pools: dict[str, tuple[AddressPool, Labeler]]
+    # Each non-default store's pool, labeler and own wallet, by store id (started by
+    # the supervisor, also for stores created later: ``runtime/store_units.py``).
+    store_units: dict[str, StoreUnit]
 
     @classmethod
     def build(cls, settings: Settings) -> Services:
@@ -186,7 +187,12 @@ class Services:
 
         # A new account only while wallet-rpc has this database's wallet open.
         store_admin = StoreAdmin(
-            SqlStores(db), MainWalletAccounts(wallet, identity_store), stores_changed
+            SqlStores(db),
+            MainWalletAccounts(wallet, identity_store),
+            stores_changed,
+            # A store's own wallet: asked which wallet it holds, never the main one.
+            wallets=WalletRpcProbe(),
+            main_wallet=identity_store.remembered,
         )
         idempotency = Idempotency(IdempotencyStore(db, settings.idempotency_ttl))
         payouts = PayoutStore(db)
@@ -242,64 +248,25 @@ class Services:
             stores=store_admin,
         )
 
-        store_pools: dict[str, tuple[AddressPool, Labeler]] = {}
-
-        def store_gateway(store: Store) -> Gateway:
-            """A store's Gateway: its account of the main wallet, its rows only, and its
-            own address pool of that account (same size and low-water mark)."""
-            account = AccountWallet(wallet, store.account_index)
-            own_pool = SqlAddressPool(db, store.id)
-            pool = AddressPool(
-                account,
-                own_pool,
-                size=settings.address_pool_size,
-                low_water=min(settings.address_pool_low_water, settings.address_pool_size),
-                wallet_ok=wallet_checks.wallet_is_ours,
-                wallet_down=identity.fresh_failure,
-            )
-            store_labeler = Labeler(account)
-            store_pools[store.id] = (pool, store_labeler)
-            return Gateway(
-                payment_requests=PaymentRequests(
-                    account,
-                    reads.for_store(PaymentStore(db, store.id), store.id),
-                    outbox,
-                    url_guard,
-                    wake_callbacks=worker.wake,
-                    require_wallet=identity.require_usable,
-                    refuse_wallet_problem=identity.refuse_known_problem,
-                    pool=own_pool if settings.address_pool_size else None,
-                    pool_used=pool.wake,
-                    pool_refilled=pool.next_round,
-                    label_later=store_labeler.label_later,
-                    defaults=lambda: registry[0].defaults(store.id),
-                ),
-                payouts=Payouts(
-                    account,
-                    PayoutStore(db, store.id),
-                    priority=settings.transfer_priority,
-                    timeout=settings.transfer_timeout,
-                    require_wallet=identity.require_usable,
-                    mode=wallet_mode,
-                ),
-                idempotency=idempotency,
-                wallet_status=WalletStatus(
-                    account, probe_wallet, db.ping, settings.database_kind, identity
-                ),
-                identity=identity,
-                invoices=Invoices(SqlListing(db, store.id), SqlListing(db, store.id)),
-                api_keys=operator_keys,
-                observer=observer,
-                received=ReceivedPerDay(ReceivedStore(db, store.id)),
-                store_id=store.id,
-                stores=store_admin,
-            )
-
+        factory = StoreUnitFactory(
+            settings=settings,
+            db=db,
+            reads=reads,
+            outbox_store=outbox,
+            url_guard=url_guard,
+            worker=worker,
+            idempotency=idempotency,
+            observer=observer,
+            operator_keys=operator_keys,
+            admin=store_admin,
+            main=MainWalletParts(wallet, probe_wallet, identity, wallet_mode, wallet_checks),
+            defaults=lambda store_id: registry[0].defaults(store_id),
+        )
         registry.append(
             StoreGateways(
                 SqlStores(db),
                 gateway,
-                store_gateway,
+                factory.build,
                 operator_keys=operator_keys,
                 default_secret=(
                     settings.callback_secret.get_secret_value().encode()
@@ -341,5 +308,5 @@ class Services:
             reads=reads,
             stores=registry[0],
             public_gateway=public_gateway,
-            store_pools=store_pools,
+            store_units=factory.units,
         )

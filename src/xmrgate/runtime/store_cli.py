@@ -23,6 +23,7 @@ from typing import NoReturn, Protocol
 from xmrgate.adapters.store.db import Database
 from xmrgate.adapters.store.identity import SqlIdentityStore
 from xmrgate.adapters.store.stores import SqlStores
+from xmrgate.adapters.store_wallet_probe import WalletRpcProbe
 from xmrgate.adapters.wallet_rpc import WalletClient
 from xmrgate.config import Settings
 from xmrgate.core.stores import NEW_ACCOUNT, StoreAccounts, StoreAdmin
@@ -33,7 +34,6 @@ from xmrgate.runtime.logs import redact_url
 
 PROG = "xmrgate store"
 USAGE_ERROR = 2
-OWN_WALLET_UNSUPPORTED = "stores on their own wallet-rpc are not supported yet: use --account"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -134,11 +134,8 @@ def main(argv: Sequence[str], settings: Settings, *, accounts: StoreAccounts | N
     except SystemExit as exc:  # --help (0) or a usage error (2, already printed)
         return exc.code if isinstance(exc.code, int) else USAGE_ERROR
     where = f"{PROG} {options.action}"
-    if options.action == "add":
-        if options.rpc_login is not None and options.wallet_rpc is None:
-            return _refuse(where, "--rpc-login goes with --wallet-rpc")
-        if options.wallet_rpc is not None:
-            return _refuse(where, OWN_WALLET_UNSUPPORTED)
+    if options.action == "add" and options.rpc_login is not None and options.wallet_rpc is None:
+        return _refuse(where, "--rpc-login goes with --wallet-rpc")
     try:
         return asyncio.run(_run(options, settings, accounts))
     except WalletUnavailable as exc:
@@ -146,6 +143,26 @@ def main(argv: Sequence[str], settings: Settings, *, accounts: StoreAccounts | N
         return _refuse(where, f"wallet-rpc at {rpc} is not usable: {exc.message}")
     except XmrgateError as exc:
         return _refuse(where, exc.message)
+
+
+def _wallet_of(options: argparse.Namespace) -> dict[str, object]:
+    """The ``wallet`` of ``store add``: a new account, or the store's own wallet-rpc."""
+    if options.wallet_rpc is None:
+        return dict(NEW_ACCOUNT)
+    wallet: dict[str, object] = {"rpc_address": options.wallet_rpc}
+    if options.rpc_login is not None:
+        user, _, password = options.rpc_login.partition(":")
+        wallet["rpc_username"] = user
+        if password:
+            wallet["rpc_password"] = password
+    return wallet
+
+
+def _where(store: Store) -> str:
+    own = store.own_wallet
+    if own is not None:
+        return f"on its own wallet {own.primary_address} at {own.rpc_address}"
+    return f"on account {store.account_index} of the main wallet"
 
 
 def _refuse(where: str, message: str) -> int:
@@ -171,12 +188,17 @@ async def _run(
                 timeout=settings.wallet_timeout,
             )
             accounts = MainWalletAccounts(wallet, SqlIdentityStore(db))
-        admin = StoreAdmin(repo, accounts or _NoAccounts(), _nothing_changed)
+        admin = StoreAdmin(
+            repo,
+            accounts or _NoAccounts(),
+            _nothing_changed,
+            wallets=WalletRpcProbe(),
+            main_wallet=SqlIdentityStore(db).remembered,
+        )
         if options.action == "add":
-            store = await admin.create(options.id, options.name, NEW_ACCOUNT)
+            store = await admin.create(options.id, options.name, _wallet_of(options))
             print(
-                f"created the store '{store.id}' ({store.name}) on account "
-                f"{store.account_index} of the main wallet; "
+                f"created the store '{store.id}' ({store.name}) {_where(store)}; "
                 f"its first key: xmrgate store key {store.id}"
             )
         elif options.action == "key":

@@ -10,10 +10,13 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Coroutine
+from typing import Any
 
 from xmrgate.core.address_pool import first_of
 from xmrgate.domain.errors import XmrgateError
 from xmrgate.runtime.container import Services
+from xmrgate.runtime.store_units import StoreUnit
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +25,7 @@ log = logging.getLogger(__name__)
 RETRY_GAP = 0.25
 # How soon the pool of a store created at run time starts (its first requests wait
 # for the pool's first batch meanwhile).
-STORE_POOLS_EVERY = 0.5
+STORE_UNITS_EVERY = 0.5
 
 
 class Supervisor:
@@ -41,6 +44,8 @@ class Supervisor:
         await s.stores.load()
         self._tasks = [
             asyncio.create_task(s.stores.run(self._stop), name="stores"),
+            # Stores on their own wallet start at once, whatever the main wallet does.
+            asyncio.create_task(self._store_units(), name="store-units"),
             asyncio.create_task(self._bootstrap_wallet(), name="wallet-bootstrap"),
             asyncio.create_task(s.callbacks.run(self._stop), name="callbacks"),
             asyncio.create_task(self._housekeeping(), name="housekeeping"),
@@ -59,6 +64,10 @@ class Supervisor:
         await s.wallet.aclose()
         await s.probe_wallet.aclose()
         await s.signals.aclose()
+        for unit in s.store_units.values():
+            if unit.own is not None:
+                await unit.own.wallet.aclose()
+                await unit.own.probe.aclose()
         await s.db.dispose()
 
     async def _housekeeping(self) -> None:
@@ -73,24 +82,64 @@ class Supervisor:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), timeout=self._housekeeping_every)
 
-    async def _store_pools(self) -> None:
-        """Run each store's address pool and labeler, also of stores created later."""
+    async def _store_units(self) -> None:
+        """Run each store's pool and labeler, and a store's own wallet (its bootstrap,
+        then its sync), also of stores created later."""
         s = self._services
         started: set[str] = set()
         while not self._stop.is_set():
-            for store_id, (pool, labeler) in list(s.store_pools.items()):
-                if store_id in started:
+            main_ready = s.gateway.identity.ready.is_set()
+            for store_id, unit in list(s.store_units.items()):
+                # An account's pool waits for the main wallet's first check and fill.
+                if store_id in started or (unit.own is None and not main_ready):
                     continue
                 started.add(store_id)
-                if s.settings.address_pool_size:
-                    self._tasks.append(
-                        asyncio.create_task(pool.run(self._stop), name=f"pool-{store_id}")
-                    )
-                self._tasks.append(
-                    asyncio.create_task(labeler.run(self._stop), name=f"labels-{store_id}")
+                if unit.own is None:
+                    self._start_pool(unit)
+                else:
+                    self._spawn(self._own_wallet(unit), f"wallet-{store_id}")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), timeout=STORE_UNITS_EVERY)
+
+    def _spawn(self, job: Coroutine[Any, Any, None], name: str) -> None:
+        self._tasks.append(asyncio.create_task(job, name=name))
+
+    def _start_pool(self, unit: StoreUnit) -> None:
+        if self._services.settings.address_pool_size:
+            self._spawn(unit.pool.run(self._stop), f"pool-{unit.store_id}")
+        self._spawn(unit.labeler.run(self._stop), f"labels-{unit.store_id}")
+
+    async def _own_wallet(self, unit: StoreUnit) -> None:
+        """A store's own wallet: check it until usable (retrying while it is down,
+        touching no other store), then run its pool, labeler and sync."""
+        own = unit.own
+        assert own is not None
+        delay = 1.0
+        while not self._stop.is_set():
+            started = time.monotonic()
+            try:
+                usable = await own.checks.before_tick()
+                own.identity.attempt_ended(None)
+                if usable and self._services.settings.address_pool_size:
+                    await unit.pool.refill()
+                break
+            except XmrgateError as exc:
+                own.identity.attempt_ended(exc.message)
+                log.warning(
+                    "store %s: its wallet-rpc is not usable yet (%s); retrying in %.0fs",
+                    unit.store_id,
+                    exc.message,
+                    delay,
                 )
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stop.wait(), timeout=STORE_POOLS_EVERY)
+                await asyncio.wait_for(first_of(self._stop, own.identity.retry), timeout=delay)
+            await asyncio.sleep(max(0.0, RETRY_GAP - (time.monotonic() - started)))
+            delay = min(delay * 2, 30.0)
+        if self._stop.is_set():
+            return
+        own.identity.ready.set()
+        self._start_pool(unit)
+        await own.sync.run(self._stop, self._services.signals.interval)
 
     async def _bootstrap_wallet(self) -> None:
         """Open (or create) the wallet, then run the sync loop; retry while wallet-rpc is down."""
@@ -135,5 +184,4 @@ class Supervisor:
                 asyncio.create_task(s.address_pool.run(self._stop), name="address-pool")
             )
         self._tasks.append(asyncio.create_task(s.labeler.run(self._stop), name="labels"))
-        self._tasks.append(asyncio.create_task(self._store_pools(), name="store-pools"))
         await s.sync.run(self._stop, s.signals.interval)

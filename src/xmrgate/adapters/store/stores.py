@@ -105,10 +105,13 @@ class SqlStores:
                 rpc_username=own.rpc_username,
                 rpc_password=own.rpc_password,
                 primary_address=own.primary_address,
-                wallet_no=own.wallet_no,
             )
         try:
             async with self._db.write() as conn:
+                if own is not None:
+                    # Its sync_state row and advisory lock: the main wallet's is 1.
+                    highest = (await conn.execute(select(func.max(stores.c.wallet_no)))).scalar()
+                    values["wallet_no"] = max(int(highest or 1), 1) + 1
                 await conn.execute(insert(stores).values(**values))
         except AlreadyExists:
             # The transaction is over (PostgreSQL aborts it): look in a new one.
@@ -193,10 +196,3 @@ class SqlStores:
         async with self._db.read() as conn:
             rows = await conn.execute(query)
             return [_key(r) for r in rows.mappings()]
-
-
-async def next_wallet_no(db: Database) -> int:
-    """The sync_state row number of the next store wallet (the main wallet's is 1)."""
-    async with db.read() as conn:
-        highest = (await conn.execute(select(func.max(stores.c.wallet_no)))).scalar()
-    return max(int(highest or 1), 1) + 1
