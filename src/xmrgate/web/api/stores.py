@@ -26,7 +26,8 @@ class StoreCreate(BaseModel):
 
     id: StrictStr
     name: StrictStr | None = None
-    # {"account": "new"}: a new account of the main wallet (the only kind for now).
+    # {"account": "new"}: a new account of the main wallet; or the store's own wallet-rpc:
+    # {"rpc_address": URL, "rpc_username"?: USER, "rpc_password"?: PASSWORD}.
     wallet: dict[str, Any]
     callback_secret: StrictStr | None = None
     accent: StrictStr | None = None
@@ -57,7 +58,8 @@ class KeyCreate(BaseModel):
 
 @router.post("/stores", dependencies=ADMIN)
 async def create_store(body: StoreCreate, gateway: GatewayDep) -> dict[str, Any]:
-    """Create a store on a new account of the main wallet; 409 when the id is taken."""
+    """Create a store (a new account of the main wallet, or its own wallet-rpc); 409 when
+    the id is taken or the wallet is already the main one or another store's."""
     store = await gateway.stores_required().create(
         body.id,
         body.name,
