@@ -200,6 +200,10 @@ def test_stores_get_own_accounts_and_see_only_their_requests(
     a_base = gateway.wallet.call("get_address", {"account_index": a.account})["address"]
     assert answer.headers["x-moneropay-address"] == a_base != main_address
     assert gateway.get(path, headers=OPERATOR).headers["x-moneropay-address"] == main_address
+    # GET /store: a store key learns which store it acts on (nothing of its wallet).
+    own = get_json(gateway, "/store", a.auth)
+    assert own == {"id": a.id, "name": f"Shop {a.id}", "enabled": True, "accent": None}
+    assert get_json(gateway, "/store", OPERATOR)["id"] == "default"
     # The checkout page of a store's request wears the store's name.
     page = gateway.get(f"/pay/{a_addr}")
     assert page.status_code == 200 and f"Shop {a.id}</h1>" in page.text

@@ -118,3 +118,12 @@ async def revoke_key(store_id: str, key_id: str, gateway: GatewayDep) -> dict[st
     """Revoke a key of the store at once; 404 when the store has no such key."""
     await gateway.stores_required().revoke_key(store_id, key_id)
     return {"id": key_id, "revoked": True}
+
+
+@router.get("/store", dependencies=[require("read")])
+async def own_store(gateway: GatewayDep) -> dict[str, Any]:
+    """The store the caller acts on (a store key's own, or the one its header names):
+    what any key with ``read`` may know of it, never its wallet or secrets."""
+    store = await gateway.stores_required().get(gateway.store_id)
+    shown = store.public()
+    return {name: shown[name] for name in ("id", "name", "enabled", "accent")}
