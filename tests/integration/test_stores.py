@@ -200,6 +200,11 @@ def test_stores_get_own_accounts_and_see_only_their_requests(
     a_base = gateway.wallet.call("get_address", {"account_index": a.account})["address"]
     assert answer.headers["x-moneropay-address"] == a_base != main_address
     assert gateway.get(path, headers=OPERATOR).headers["x-moneropay-address"] == main_address
+    # /health without a key: the default store's, whatever X-Xmrgate-Store names (an
+    # unknown store would otherwise answer 404 and tell which ids exist).
+    for named in (a.id, "no-such-store"):
+        health = gateway.get("/health", headers={"X-Xmrgate-Store": named})
+        assert health.status_code == 200, (named, health.text)
     # GET /store: a store key learns which store it acts on (nothing of its wallet).
     own = get_json(gateway, "/store", a.auth)
     assert own == {"id": a.id, "name": f"Shop {a.id}", "enabled": True, "accent": None}

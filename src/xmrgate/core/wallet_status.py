@@ -178,6 +178,7 @@ class WalletStatus:
         *,
         max_age: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
+        down_message: str | None = None,
     ) -> None:
         self._wallet = wallet
         self._probe_wallet = probe_wallet
@@ -186,6 +187,8 @@ class WalletStatus:
         self._identity = identity
         self._max_age = max_age
         self._clock = clock
+        # What a 503 says when the wallet does not answer (a store's own wallet-rpc).
+        self._down_message = down_message
         self._cached: tuple[float, HealthReport] | None = None
         self._lock = asyncio.Lock()
 
@@ -206,6 +209,8 @@ class WalletStatus:
             message = self._identity.problem
             if message is None and not self._identity.ready.is_set():
                 message = "the gateway has not opened its wallet yet"
+            if message is None and not wallet_up:
+                message = self._down_message
             ok = wallet_up and db_up and message is None
             report = HealthReport(
                 status=200 if ok else 503,

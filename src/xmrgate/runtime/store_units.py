@@ -162,7 +162,17 @@ class StoreUnitFactory:
                 mode=mode,
             ),
             idempotency=self.idempotency,
-            wallet_status=WalletStatus(wallet, probe, self.db.ping, s.database_kind, identity),
+            wallet_status=WalletStatus(
+                wallet,
+                probe,
+                self.db.ping,
+                s.database_kind,
+                identity,
+                # /health is public: the store, not its wallet-rpc's URL, is named.
+                down_message=None
+                if own is None
+                else f"the own wallet-rpc of store '{store_id}' does not answer",
+            ),
             identity=identity,
             invoices=Invoices(SqlListing(self.db, store_id), SqlListing(self.db, store_id)),
             api_keys=self.operator_keys,

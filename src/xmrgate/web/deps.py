@@ -32,6 +32,10 @@ async def get_gateway(request: Request) -> Gateway:
         if wanted is not None and wanted != key.store:
             raise Forbidden("a store's API key acts on its own store only")
         store = key.store
+    elif key is None and stores.operator_keys:
+        # A keyless caller of a public path (/health) on a gateway with keys: the
+        # default store, whatever the header says (store ids are nobody's business).
+        store = DEFAULT_STORE
     else:
         store = wanted or DEFAULT_STORE
     chosen: Gateway = stores.gateway(store, writes=request.method not in _READS)
