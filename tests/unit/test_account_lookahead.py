@@ -104,3 +104,30 @@ def test_no_store_but_the_default_asks_nothing() -> None:
     wallet = TableWallet([200])
     extended, calls = _run(wallet, Source({0: 900}), full=True)
     assert not extended and calls == []
+
+
+def test_account_zero_extended_before_shares_the_one_rescan() -> None:
+    """A restore with stores: account 0 was extended (and saved) just before, its
+    accounts are short too: one rescan for both, never two."""
+    wallet = TableWallet([200])
+
+    async def rewind() -> None:
+        wallet.calls.append("rewind")
+
+    source = Source({0: 300, 3: 5})
+    assert asyncio.run(
+        ensure_accounts_lookahead(wallet, source, rewind, full=True, extended_before=True)
+    )
+    assert wallet.calls.count("rescan") == 1
+    assert wallet.calls[-3:] == ["store", "rewind", "rescan"]
+    # Nothing short here, but account 0 was: still its one rescan.
+    intact = TableWallet([200, 200, 200, 200])
+    source = Source({0: 300, 3: 5})
+
+    async def rewind_intact() -> None:
+        intact.calls.append("rewind")
+
+    assert asyncio.run(
+        ensure_accounts_lookahead(intact, source, rewind_intact, full=True, extended_before=True)
+    )
+    assert intact.calls.count("rescan") == 1

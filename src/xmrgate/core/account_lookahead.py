@@ -70,15 +70,32 @@ async def ensure_accounts_lookahead(
     rewind_sync: Callable[[], Awaitable[None]],
     *,
     full: bool,
+    extended_before: bool = False,
 ) -> bool:
     """Create the stores' missing accounts and subaddresses; rescan when anything was.
 
     ``full``: also check every account's table (else only the number of accounts: one
-    call, and one small read). True when the wallet was extended and rescanned.
+    call, and one small read). ``extended_before``: account 0's table was just
+    extended (and saved) without a rescan: this one rescan covers both. True when the
+    wallet was extended (here or before) and rescanned.
     """
     accounts = [a for a in await source.accounts() if a > 0]
-    if not accounts:
+    extended = False
+    if accounts:
+        extended = await _extend_accounts(wallet, source, accounts, full=full)
+    if not (extended or extended_before):
         return False
+    await wallet.save()
+    # Rewound first: a rescan that times out loses nothing (see ``ensure_lookahead``).
+    await rewind_sync()
+    await wallet.rescan()
+    return True
+
+
+async def _extend_accounts(
+    wallet: AccountsWallet, source: StoreAccountsSource, accounts: list[int], *, full: bool
+) -> bool:
+    """Create missing accounts (and, when ``full``, missing subaddresses); True if any."""
     count = await wallet.account_count()
     extended = False
     if count <= max(accounts):
@@ -93,23 +110,23 @@ async def ensure_accounts_lookahead(
         extended = full = True
     if full:
         highest_by_account = await source.highest_by_account()
+        short: list[int] = []
         for account in sorted(accounts):
             highest = highest_by_account.get(account, 0)
             if highest > 0 and not await wallet.has_subaddress(highest, account=account):
-                log.warning(
-                    "account %d's subaddress table does not reach index %d: extending it",
-                    account,
-                    highest,
-                )
+                short.append(account)
                 last = max(i for _, i in await wallet.create_addresses(1, account=account))
                 while last < highest:
                     batch = min(MAX_BATCH, highest - last)
                     created = await wallet.create_addresses(batch, account=account)
                     last = max(i for _, i in created)
-                extended = True
-    if not extended:
-        return False
-    await wallet.save()
-    await rewind_sync()
-    await wallet.rescan()
-    return True
+        if short:
+            # One line for them all (a restore can leave every store's account short).
+            log.warning(
+                "the subaddress tables of %d store accounts did not reach the highest index "
+                "handed out (accounts %s): extended",
+                len(short),
+                ", ".join(map(str, short[:10])) + (" ..." if len(short) > 10 else ""),
+            )
+            extended = True
+    return extended

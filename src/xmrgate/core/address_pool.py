@@ -312,11 +312,14 @@ async def ensure_lookahead(
     wallet: PoolWallet,
     store: AddressPoolRepository,
     rewind_sync: Callable[[], Awaitable[None]],
+    *,
+    rescan: bool = True,
 ) -> bool:
     """Make the wallet's subaddress table reach our highest index; rescan if it had to.
 
     Returns True when the table was extended (and the wallet rescanned, and our sync
-    rewound to the oldest request so that missed payments are found).
+    rewound to the oldest request so that missed payments are found). ``rescan`` False:
+    extend and save only; the caller rewinds and rescans once for several checks.
     """
     highest = await store.highest_index()
     if highest == 0 or await wallet.has_subaddress(highest):
@@ -330,6 +333,8 @@ async def ensure_lookahead(
     while last < highest:
         last = max(i for _, i in await wallet.create_addresses(min(MAX_BATCH, highest - last)))
     await wallet.save()
+    if not rescan:
+        return True
     # Rewind before the rescan: once the table is extended this function is never asked
     # again, so a rescan that times out (it can take long on mainnet) after the rewind
     # loses nothing, while a rewind left for after it would be lost with it.

@@ -83,14 +83,29 @@ class WalletChecks:
                 except WalletRestricted:
                     return False
             self._recheck = False
-        await ensure_lookahead(self._wallet, self._pool, self._rewind_sync)
-        if self._accounts is not None and self._accounts_wallet is not None:
-            # Every account's table at start, after a reopen and once a minute; the
-            # number of accounts (one call) before every tick.
+        if self._accounts is None or self._accounts_wallet is None:
+            await ensure_lookahead(self._wallet, self._pool, self._rewind_sync)
+        else:
+            # Account 0 extended and saved, then the stores' accounts: ONE rescan for all
+            # (a restore with stores would otherwise rescan the chain twice).
+            account_zero = await ensure_lookahead(
+                self._wallet, self._pool, self._rewind_sync, rescan=False
+            )
+            # Every account's table at start, after a reopen, after account 0 was short,
+            # and once a minute; the number of accounts (one call) before every tick.
             now = self._clock()
-            full = stale or self._full_check_at is None or now - self._full_check_at >= FULL_EVERY
+            full = (
+                stale
+                or account_zero
+                or self._full_check_at is None
+                or now - self._full_check_at >= FULL_EVERY
+            )
             await ensure_accounts_lookahead(
-                self._accounts_wallet, self._accounts, self._rewind_sync, full=full
+                self._accounts_wallet,
+                self._accounts,
+                self._rewind_sync,
+                full=full,
+                extended_before=account_zero,
             )
             if full:
                 self._full_check_at = now
