@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
 
-from bench import baseline, callbacks, create, read, tick
+from bench import baseline, callbacks, create, read, stores, tick
 from bench.common import PG_ADMIN_URL, Context, fmt
 from xmrgate.devnet import Devnet
 
@@ -29,7 +29,10 @@ BENCHMARKS: dict[str, Callable[[Context], None]] = {
     read.NAME: read.run,
     create.NAME: create.run,
     callbacks.NAME: callbacks.run,
+    stores.NAME: stores.run,
 }
+# Run only when named in --only (~10 min on its own; also ``python -m bench.stores``).
+OPT_IN = {stores.NAME}
 
 
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
@@ -40,7 +43,8 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument(
         "--only",
         default="",
-        help=f"comma-separated subset of: {', '.join(BENCHMARKS)} (default: all)",
+        help=f"comma-separated subset of: {', '.join(BENCHMARKS)} "
+        f"(default: all but {', '.join(sorted(OPT_IN))})",
     )
     parser.add_argument(
         "--quick", action="store_true", help="shorter runs and fewer repeats (a smoke test)"
@@ -66,7 +70,7 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
         default="",
         metavar="REV",
         help="also measure the gateway of git revision REV (a temporary worktree under /tmp) "
-        "in the same run, and print this version's ratio to it (read, create, callbacks)",
+        "in the same run, and print this version's ratio to it (read, create, callbacks, stores)",
     )
     parser.add_argument(
         "--keep-workdir", action="store_true", help="keep logs and wallets (printed path)"
@@ -105,7 +109,8 @@ def _on_sigterm(_signum: int, _frame: FrameType | None) -> None:
 def main(argv: Sequence[str]) -> int:
     """Run the selected benchmarks; return the process exit code."""
     args = _parse(argv)
-    names = [n.strip() for n in args.only.split(",") if n.strip()] or list(BENCHMARKS)
+    names = [n.strip() for n in args.only.split(",") if n.strip()]
+    names = names or [n for n in BENCHMARKS if n not in OPT_IN]
     unknown = [n for n in names if n not in BENCHMARKS]
     if unknown:
         print(f"unknown benchmark(s): {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}")
