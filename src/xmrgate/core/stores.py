@@ -31,6 +31,7 @@ from xmrgate.domain.money import MAX_AMOUNT
 from xmrgate.domain.stores import (
     ACCENT,
     DEFAULT_STORE,
+    EDITABLE,
     MAX_NAME,
     STORE_ID,
     OwnWallet,
@@ -50,17 +51,6 @@ NEW_ACCOUNT = {"account": "new"}
 WALLET_FORMS = (
     'wallet must be {"account": "new"} or {"rpc_address": URL, "rpc_username"?: USER, '
     '"rpc_password"?: PASSWORD}'
-)
-# What PATCH /stores/{id} may change.
-EDITABLE = frozenset(
-    {
-        "name",
-        "enabled",
-        "callback_secret",
-        "accent",
-        "default_expires_in",
-        "default_underpay_tolerance",
-    }
 )
 
 

@@ -27,6 +27,17 @@ STORE_KEY_SCOPES = frozenset({"read", "receive", "transfer"})
 # The prefix makes a leaked store key recognisable (secret scanners, logs).
 KEY_PREFIX = "xgs_"
 ACCENT = re.compile(r"#[0-9a-fA-F]{6}")
+# What PATCH /stores/{id} may change (never the id, the wallet or the creation time).
+EDITABLE = frozenset(
+    {
+        "name",
+        "enabled",
+        "callback_secret",
+        "accent",
+        "default_expires_in",
+        "default_underpay_tolerance",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,17 +12,7 @@ from sqlalchemy import RowMapping, func, insert, select, update
 from xmrgate.adapters.store.db import Database, as_utc, utcnow
 from xmrgate.adapters.store.tables import store_keys, stores
 from xmrgate.domain.errors import AlreadyExists, NotFound
-from xmrgate.domain.stores import OwnWallet, Store, StoreKey, key_label
-
-# Columns PATCH may write (never the id, the account or the creation time).
-_EDITABLE = (
-    "name",
-    "enabled",
-    "callback_secret",
-    "accent",
-    "default_expires_in",
-    "default_underpay_tolerance",
-)
+from xmrgate.domain.stores import EDITABLE, OwnWallet, Store, StoreKey, key_label
 
 
 def _own_wallet(row: RowMapping) -> OwnWallet | None:
@@ -97,7 +87,7 @@ class SqlStores:
             "id": store.id,
             "account_index": None if own is not None else store.account_index,
             "created_at": store.created_at or utcnow(),
-            **{name: getattr(store, name) for name in _EDITABLE},
+            **{name: getattr(store, name) for name in EDITABLE},
         }
         if own is not None:
             values.update(
@@ -135,7 +125,7 @@ class SqlStores:
             await conn.execute(
                 update(stores)
                 .where(stores.c.id == store.id)
-                .values(**{name: getattr(store, name) for name in _EDITABLE})
+                .values(**{name: getattr(store, name) for name in EDITABLE})
             )
             row = (
                 (await conn.execute(select(stores).where(stores.c.id == store.id)))
