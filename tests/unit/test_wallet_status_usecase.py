@@ -269,6 +269,62 @@ def test_at_start_a_wallet_back_up_is_used_without_waiting_out_the_back_off() ->
     assert identity.unreachable is None
 
 
+def _slow_open(identity: WalletIdentity, opens_for: float) -> Any:
+    """The supervisor's attempt as wallet-rpc 0.18 makes it: asked, it starts at once,
+    then opening the wallet takes ``opens_for`` seconds before the check lands."""
+
+    async def supervise() -> None:
+        await identity.retry.wait()
+        identity.attempt_started()
+        await asyncio.sleep(opens_for)
+        await verify_identity(FakeModeWallet(primary="4A"), FakeIdentityStore("4A"), identity)
+        await WalletMode(FakeModeWallet(primary="4A"), identity).detect()
+        identity.attempt_ended(None)
+
+    return supervise()
+
+
+def test_a_wallet_that_is_slow_to_open_is_waited_for_past_the_wait_budget() -> None:
+    """wallet-rpc is back, but opening the wallet takes it longer than ``wait_budget``
+    (1-5 s on regtest): the request waits for the attempt under way (``open_budget``)
+    and gets its answer instead of a 503 (the CI failure of stop 23)."""
+    identity = WalletIdentity(unreachable="refused", wait_budget=0.2, open_budget=2.0)
+    cases = _UseCases(identity)
+
+    async def run() -> tuple[tuple[int, int], float]:
+        supervisor = asyncio.create_task(_slow_open(identity, 0.6))
+        started = time.monotonic()
+        balance = await cases.status.balance()
+        await supervisor
+        return balance, time.monotonic() - started
+
+    balance, elapsed = asyncio.run(run())
+    assert balance == (5, 3) and 0.6 <= elapsed < 1.5
+
+
+def test_an_open_that_never_ends_is_refused_after_the_open_budget() -> None:
+    """A wallet-rpc that accepted the attempt and hangs: the request is refused once the
+    open budget is spent, saying the wallet is not checked, with nothing sent."""
+    identity = WalletIdentity(unreachable="refused", wait_budget=0.2, open_budget=0.8)
+    cases = _UseCases(identity)
+
+    async def run() -> tuple[BaseException | None, float]:
+        supervisor = asyncio.create_task(_slow_open(identity, 60))
+        started = time.monotonic()
+        try:
+            await cases.pay()
+            failure: BaseException | None = None
+        except WalletUnavailable as exc:
+            failure = exc
+        supervisor.cancel()
+        return failure, time.monotonic() - started
+
+    failure, elapsed = asyncio.run(run())
+    assert isinstance(failure, WalletUnavailable) and "not been checked yet" in str(failure)
+    assert failure.request_sent is False and cases.wallet.sent == []
+    assert 0.8 <= elapsed < 1.3
+
+
 def test_after_the_first_check_payouts_requests_and_balance_run() -> None:
     """The start-up check (``WalletChecks.before_tick`` on the right wallet) lets them run."""
     cases = _UseCases(checked_identity())

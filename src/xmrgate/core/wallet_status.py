@@ -28,6 +28,11 @@ PROBE_TIMEOUT = 2.0
 WALLET_WAIT = 5.0
 # How often a request waiting for the first check looks again.
 CHECK_POLL = 0.05
+# ... and how long in all while the supervisor's attempt to open and check the wallet is
+# under way: wallet-rpc 0.18 takes 1-5 s to open a wallet (an RSA certificate is made at
+# every open, measured on regtest), so a wallet-rpc that is back is waited for, not
+# refused after WALLET_WAIT. A hung one still fails after this.
+OPEN_WAIT = 15.0
 
 NOT_CHECKED = (
     f"the wallet has not been checked yet: within {WALLET_WAIT:.0f} s the gateway could not "
@@ -61,6 +66,10 @@ class WalletIdentity:
     attempt_done: asyncio.Event = field(default_factory=asyncio.Event)  # replaced each time
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     wait_budget: float = WALLET_WAIT
+    # Set while the supervisor's attempt runs (``attempt_started``): requests then wait
+    # up to ``open_budget`` instead of ``wait_budget``.
+    attempting: bool = False
+    open_budget: float = OPEN_WAIT
 
     @property
     def problem(self) -> str | None:
@@ -96,8 +105,13 @@ class WalletIdentity:
         if self.problem is not None:
             raise WalletUnavailable(self.problem, request_sent=False)
 
+    def attempt_started(self) -> None:
+        """The supervisor begins an attempt to open and check the wallet."""
+        self.attempting = True
+
     def attempt_ended(self, failure: str | None) -> None:
         """The supervisor's start-up attempt ended: ``failure`` says why it failed, or None."""
+        self.attempting = False
         self.unreachable = failure
         self.attempts += 1
         self.retry.clear()
@@ -125,12 +139,20 @@ class WalletIdentity:
             return None
         return f"wallet-rpc is not usable yet ({self.unreachable})"
 
+    def _deadline(self, started: float, wait: bool) -> float:
+        """When a request that began waiting at ``started`` gives up: later while an
+        attempt to open the wallet is under way."""
+        if not wait:
+            return started
+        return started + (self.open_budget if self.attempting else self.wait_budget)
+
     async def require_usable(self, *, wait: bool = True) -> None:
         """Return once the right wallet is open and can be synced; else WalletUnavailable.
 
         At start the HTTP app serves while the supervisor is still verifying the wallet
         (the wallet-rpc it reaches may have another wallet open): a request waits for
-        that first check for up to ``wait_budget`` seconds instead of failing, so a shop
+        that first check for up to ``wait_budget`` seconds (``open_budget`` while an
+        attempt to open the wallet is under way) instead of failing, so a shop
         started with the gateway is not refused on every boot (``wait=False``: no wait, for
         reads such as the dashboard's overview). It fails at once when the
         wallet is known wrong or restricted, or the start-up's attempt to reach it, made
@@ -138,19 +160,22 @@ class WalletIdentity:
         The supervisor never waits on requests, so this cannot deadlock. The 503 says
         nothing happened (``request_sent=False``): an Idempotency-Key is released.
         """
-        deadline = time.monotonic() + (self.wait_budget if wait else 0.0)
+        started = time.monotonic()
         while True:
             if self.problem is not None:
                 raise WalletUnavailable(self.problem, request_sent=False)
             if self.checked:
                 return
-            down = await self.fresh_failure(deadline)
+            down = await self.fresh_failure(self._deadline(started, wait))
             if down is not None:
                 raise WalletUnavailable(
                     f"{down}; nothing was created or sent, retry in a few seconds",
                     request_sent=False,
                 )
-            if time.monotonic() >= deadline:
+            if self.checked or self.problem is not None:
+                continue  # the attempt ended with a verdict: answered at the top
+            # Read again: the attempt this request asked for may have begun meanwhile.
+            if time.monotonic() >= self._deadline(started, wait):
                 raise WalletUnavailable(NOT_CHECKED, request_sent=False)
             await asyncio.sleep(CHECK_POLL)
 

@@ -117,6 +117,7 @@ class Supervisor:
         delay = 1.0
         while not self._stop.is_set():
             started = time.monotonic()
+            own.identity.attempt_started()
             try:
                 usable = await own.checks.before_tick()
                 own.identity.attempt_ended(None)
@@ -148,6 +149,7 @@ class Supervisor:
         delay = 1.0
         while not self._stop.is_set():
             started = time.monotonic()
+            identity.attempt_started()
             try:
                 await s.wallet.ensure_wallet_open()
                 usable = await s.wallet_checks.before_tick()
