@@ -327,14 +327,16 @@ class WalletClient:
             timeout=timeout,
         )
 
-    async def ensure_wallet_open(self, filename: str = DEFAULT_WALLET_NAME) -> None:
+    async def ensure_wallet_open(
+        self, filename: str = DEFAULT_WALLET_NAME, *, created_before: bool = True
+    ) -> None:
         """Open the wallet ``filename``, creating it first when it does not exist.
 
-        Does nothing when wallet-rpc already has a wallet open (as MoneroPay does).
-        Opening comes first: each open_wallet or create_wallet costs wallet-rpc 1-5 s
-        (0.18 generates an RSA certificate for its daemon connection every time, measured
-        on regtest), and after a restart, the usual case, the file exists: trying to
-        create it first spent that time on a refusal.
+        Does nothing when wallet-rpc already has a wallet open (as MoneroPay does). Each
+        open_wallet or create_wallet costs wallet-rpc 1-5 s (0.18 makes an RSA
+        certificate for its daemon connection every time, measured on regtest), so the
+        call that will most likely work comes first: an open when the wallet was
+        ``created_before`` (the database remembers it: a restart), else a create.
         """
         try:
             await self._call("get_address", PRIMARY_ONLY)
@@ -342,6 +344,13 @@ class WalletClient:
         except WalletUnavailable as exc:
             if exc.code != WALLET_RPC_ERROR_CODE_NOT_OPEN:
                 raise
+        if created_before:
+            await self._open_else_create(filename)
+        else:
+            await self._create_else_open(filename)
+        self._wallet_name = filename
+
+    async def _open_else_create(self, filename: str) -> None:
         try:
             await self._call("open_wallet", {"filename": filename, "password": ""})
             log.info("opened existing wallet %r", filename)
@@ -351,12 +360,26 @@ class WalletClient:
             # -1 "Failed to open wallet" says neither "missing" nor "wrong password";
             # create_wallet never overwrites a file (-21), so it tells which.
             try:
-                await self._call("create_wallet", {"filename": filename, "language": "English"})
+                await self._create(filename)
             except WalletError as exc:
-                if exc.code == WALLET_RPC_ERROR_CODE_WALLET_ALREADY_EXISTS or "exist" in str(
-                    exc.message
-                ):
+                if _already_exists(exc):
                     raise opening from exc
                 raise
-            log.info("created wallet %r", filename)
-        self._wallet_name = filename
+
+    async def _create_else_open(self, filename: str) -> None:
+        try:
+            await self._create(filename)
+        except WalletError as exc:
+            if not _already_exists(exc):
+                raise
+            await self._call("open_wallet", {"filename": filename, "password": ""})
+            log.info("opened existing wallet %r", filename)
+
+    async def _create(self, filename: str) -> None:
+        await self._call("create_wallet", {"filename": filename, "language": "English"})
+        log.info("created wallet %r", filename)
+
+
+def _already_exists(exc: WalletError) -> bool:
+    """create_wallet refused because the file is there (-21; older versions: the text)."""
+    return exc.code == WALLET_RPC_ERROR_CODE_WALLET_ALREADY_EXISTS or "exist" in str(exc.message)

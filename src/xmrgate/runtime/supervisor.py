@@ -151,7 +151,9 @@ class Supervisor:
             started = time.monotonic()
             identity.attempt_started()
             try:
-                await s.wallet.ensure_wallet_open()
+                # A database that remembers its wallet: a restart, the file is there.
+                known = await s.identity_store.remembered() is not None
+                await s.wallet.ensure_wallet_open(created_before=known)
                 usable = await s.wallet_checks.before_tick()
                 # Checked: requests waiting at start go on (taking from the pool's batches).
                 identity.attempt_ended(None)
