@@ -261,7 +261,16 @@ class Gateway(GatewayProcess):
             db_arg[1],
             # Test receivers listen on loopback, which the gateway refuses unless allowed;
             # a module's own --callback-allow (in extra_args, parsed later) replaces this.
-            ["--poll-frequency", TEST_POLL_FREQUENCY, *LOOPBACK_CALLBACKS, *extra_args],
+            # No fiat prices unless a module asks (--rate-currencies in extra_args): no
+            # test gateway tries to reach the real rate providers.
+            [
+                "--poll-frequency",
+                TEST_POLL_FREQUENCY,
+                *LOOPBACK_CALLBACKS,
+                "--rate-currencies",
+                "",
+                *extra_args,
+            ],
         )
         if self.db_arg != list(db_arg) or self.backend != backend:
             raise ValueError(f"backend {backend!r} does not match database options {db_arg!r}")

@@ -14,8 +14,9 @@ from typing import Annotated, Any, Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from pydantic import BeforeValidator, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
+from xmrgate.config_rates import RateSettings
 from xmrgate.domain.callback_urls import AllowEntry, parse_allow_list
 from xmrgate.domain.durations import parse_duration
 
@@ -33,8 +34,8 @@ def _parse_priority(value: Any) -> Any:
     return value
 
 
-class Settings(BaseSettings):
-    """Configuration of one gateway process."""
+class Settings(RateSettings):
+    """Configuration of one gateway process (the ``--rate-*`` options: ``config_rates.py``)."""
 
     model_config = SettingsConfigDict(case_sensitive=False, extra="ignore", env_prefix="")
 

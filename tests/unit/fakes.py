@@ -21,6 +21,7 @@ from xmrgate.domain.errors import (
     SubaddressTaken,
     WalletRestricted,
 )
+from xmrgate.domain.fiat import Quote
 from xmrgate.domain.records import OutboxEvent, PaymentRequest, PaymentStatus, StoredAnswer
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
@@ -115,6 +116,7 @@ class FakePaymentStore:
         expires_at: datetime | None = None,
         underpay_tolerance: int = 0,
         status: str = "waiting",
+        price: Quote | None = None,
     ) -> PaymentRequest:
         if any(r.subaddr_index == subaddr_index for r in self.requests.values()):
             raise SubaddressTaken(f"subaddress index {subaddr_index} is already in use")
@@ -131,6 +133,7 @@ class FakePaymentStore:
             expires_at=expires_at,
             underpay_tolerance=underpay_tolerance,
             status=status,
+            price=price,
         )
         self.requests[address] = request
         return request

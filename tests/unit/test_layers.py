@@ -22,7 +22,9 @@ ALLOWED: dict[str, set[str]] = {
     "domain": {"domain", ""},
     "core": {"core", "domain", ""},
     "adapters": {"adapters", "core", "domain", ""},
-    "config": {"domain", ""},
+    "config": {"domain", "config_rates", ""},
+    # The --rate-* options (issue 19), a part of the settings in a module of their own.
+    "config_rates": {"domain", ""},
     "web": {"web", "core", "domain", "config", ""},
     "devnet": {"devnet", "domain", ""},
     "runtime": {"runtime", "web", "core", "adapters", "devnet", "domain", "config", ""},

@@ -248,6 +248,12 @@ class PrometheusMetrics:
             self._process = ProcessCollector(registry=None)
         # labels() takes a lock and builds a tuple; the HTTP path caches its children.
         self._http: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
+        # Collectors read at each scrape from this process's state (the exchange rates).
+        self._extra: list[Collector] = []
+
+    def add_collector(self, collector: Collector) -> None:
+        """Render ``collector`` in every scrape after the others (read when scraped)."""
+        self._extra.append(collector)
 
     # -- Observer ------------------------------------------------------------------
 
@@ -305,4 +311,5 @@ class PrometheusMetrics:
             if self._process is not None:
                 collectors.append(self._process)
         collectors.append(_Facts(facts, daemon))
+        collectors.extend(self._extra)
         return generate_latest(_Several(collectors)), CONTENT_TYPE_LATEST

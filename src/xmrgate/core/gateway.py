@@ -10,11 +10,12 @@ from xmrgate.core.observer import NO_OBSERVER, Observer
 from xmrgate.core.overview import Overview
 from xmrgate.core.payment_requests import PaymentRequests
 from xmrgate.core.payouts import Payouts
+from xmrgate.core.rates import RateBook
 from xmrgate.core.received import ReceivedPerDay
 from xmrgate.core.stores import StoreAdmin
 from xmrgate.core.wallet_status import WalletIdentity, WalletStatus
 from xmrgate.domain.api_keys import ApiKey
-from xmrgate.domain.errors import NotFound
+from xmrgate.domain.errors import InvalidInput, NotFound
 from xmrgate.domain.stores import DEFAULT_STORE
 
 
@@ -43,6 +44,16 @@ class Gateway:
     # Which store this is; the administration of stores (admin scope).
     store_id: str = DEFAULT_STORE
     stores: StoreAdmin | None = None
+    # The exchange rates of fiat prices (GET /rates); None when they are turned off.
+    rates: RateBook | None = None
+
+    def rates_required(self) -> RateBook:
+        """The rate book; InvalidInput when fiat prices are turned off."""
+        if self.rates is None:
+            raise InvalidInput(
+                "prices in fiat are turned off on this gateway (--rate-currencies is empty)"
+            )
+        return self.rates
 
     def stores_required(self) -> StoreAdmin:
         """The store administration; NotFound when this gateway was built without it."""

@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from xmrgate.core.address_pool import AddressPoolRepository
 from xmrgate.core.ports import OutboxRepository, PaymentRepository, UrlGuard, Wallet
@@ -37,6 +37,7 @@ from xmrgate.domain.errors import (
     NotFound,
     SubaddressTaken,
 )
+from xmrgate.domain.fiat import Price, Quote
 from xmrgate.domain.invoice import MAX_EXPIRES_IN, initial_status
 from xmrgate.domain.records import OutboxEvent, PaymentRequest, PaymentStatus
 
@@ -64,6 +65,18 @@ class NewPaymentRequest:
     return_url: str | None = None
     expires_in: int | None = None  # seconds; None: never expires (or the store's default)
     underpay_tolerance: int | None = None  # None: 0 (or the store's default)
+    # Priced in fiat instead (``amount`` 0 until ``create`` converts it), and the quote
+    # that conversion used.
+    price: Price | None = None
+    quote: Quote | None = None
+
+
+class Pricing(Protocol):
+    """Converts fiat prices at a fresh rate (``core/rates.py`` RateBook)."""
+
+    def quote(self, price: Price) -> tuple[int, Quote]:
+        """``price`` in piconero, rounded up, and the quote; RatesUnavailable when no rate."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +124,7 @@ def request_columns(new: NewPaymentRequest) -> dict[str, object]:
         "description": new.description,
         "callback_url": new.callback_url,
         "return_url": new.return_url,
+        "price": new.quote,
         **invoice_columns(new),
     }
 
@@ -133,7 +147,12 @@ class PaymentRequests:
         pool_refilled: Callable[[float], Awaitable[None]] = _no_refill,
         label_later: Callable[[int, str], None] = lambda _index, _label: None,
         defaults: Callable[[], StoreDefaults] = StoreDefaults,
+        pricing: Pricing | None = None,
+        rate_lock: int = 900,
     ) -> None:
+        # Fiat prices (issue 19): None when --rate-currencies is empty.
+        self._pricing = pricing
+        self._rate_lock = rate_lock
         # The store's invoice defaults as last read (they change with PATCH /stores).
         self._defaults = defaults
         self._pool = pool
@@ -160,7 +179,10 @@ class PaymentRequests:
             self._refuse_wallet_problem()
         else:
             await self._require_wallet()
-        new = with_defaults(new, self._defaults())
+        defaults = self._defaults()
+        if new.price is not None:
+            new = self._priced(new, defaults)
+        new = with_defaults(new, defaults)
         invoice_columns(new)  # bad expiry or tolerance: refused before a subaddress is spent
         if new.callback_url is not None:
             await self._url_guard.check(new.callback_url, "callback_url")
@@ -169,6 +191,25 @@ class PaymentRequests:
         if self._pool is not None:
             return await self._take_from_pool(self._pool, new)
         return await self._create_on_wallet(new)
+
+    def _priced(self, new: NewPaymentRequest, defaults: StoreDefaults) -> NewPaymentRequest:
+        """Convert the fiat price at the current rate; the request expires when its rate
+        lock does (``--rate-lock``): ``expires_in`` defaults to it and may be shorter."""
+        assert new.price is not None
+        if self._pricing is None:
+            raise InvalidInput(
+                "prices in fiat are turned off on this gateway (--rate-currencies is empty)"
+            )
+        lock = self._rate_lock
+        if new.expires_in is not None and new.expires_in > lock:
+            raise InvalidInput(
+                f"expires_in of a fiat-priced request is at most the rate lock ({lock} s)"
+            )
+        expires_in = new.expires_in
+        if expires_in is None:
+            expires_in = min(defaults.expires_in or lock, lock)
+        amount, quote = self._pricing.quote(new.price)
+        return replace(new, amount=amount, quote=quote, expires_in=expires_in)
 
     async def _take_from_pool(
         self, pool: AddressPoolRepository, new: NewPaymentRequest
@@ -208,6 +249,7 @@ class PaymentRequests:
                     description=new.description,
                     callback_url=new.callback_url,
                     return_url=new.return_url,
+                    price=new.quote,
                     **invoice_columns(new),
                 )
             except SubaddressTaken:

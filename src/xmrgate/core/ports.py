@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from xmrgate.domain.fiat import Quote
 from xmrgate.domain.records import OutboxEvent, PaymentRequest, PaymentStatus, StoredAnswer
 
 
@@ -68,6 +69,7 @@ class PaymentRepository(Protocol):
         expires_at: datetime | None = None,
         underpay_tolerance: int = 0,
         status: str = "waiting",
+        price: Quote | None = None,
     ) -> PaymentRequest:
         """Insert; raises SubaddressTaken when the index is already used."""
         ...

@@ -17,6 +17,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from xmrgate.core.ports import PaymentRepository
+from xmrgate.domain.fiat import Quote
 from xmrgate.domain.records import PaymentRequest, PaymentStatus
 
 #: Requests kept at most (the oldest entry is dropped first).
@@ -113,6 +114,7 @@ class CachedPayments:
         expires_at: datetime | None = None,
         underpay_tolerance: int = 0,
         status: str = "waiting",
+        price: Quote | None = None,
     ) -> PaymentRequest:
         """Insert (new requests are never cached before they exist)."""
         return await self._store.create(
@@ -125,6 +127,7 @@ class CachedPayments:
             expires_at=expires_at,
             underpay_tolerance=underpay_tolerance,
             status=status,
+            price=price,
         )
 
     async def highest_subaddr_index(self) -> int:

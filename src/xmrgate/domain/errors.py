@@ -25,6 +25,7 @@ with ``raise ... from exc`` so the cause stays in the logs.
     +-- DaemonUnavailable       monerod (--daemon-address) does not answer: never sent to a
     |                           client, the sync tick then refreshes the wallet anyway
     +-- DatabaseUnavailable     the database does not answer, or no connection is free (503)
+    +-- RatesUnavailable        no fresh exchange rate for a fiat price (503)
     +-- DatabaseFault           the database refused a statement: a bug, not the input (500)
 """
 
@@ -150,6 +151,11 @@ class DaemonUnavailable(XmrgateError):
 
 class DatabaseUnavailable(XmrgateError):
     """The database cannot be reached."""
+
+
+class RatesUnavailable(XmrgateError):
+    """No fresh, agreeing exchange rate for the price's currency: a fiat-priced request
+    is refused (503) rather than priced with a stale or wrong rate."""
 
 
 class AlreadyExists(Conflict):

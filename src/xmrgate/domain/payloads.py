@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from xmrgate.domain.fiat import Quote
 from xmrgate.domain.invoice import (
     Invoice,
     InvoiceEvent,
@@ -35,6 +36,14 @@ class RequestLike(Protocol):
     def underpay_tolerance(self) -> int: ...
     @property
     def status(self) -> str: ...
+    @property
+    def price(self) -> Quote | None: ...
+
+
+def price_json(request: RequestLike) -> dict[str, Any]:
+    """``{"price": ...}`` for a fiat-priced request, else nothing: a request priced in
+    piconero keeps the shape MoneroPay clients know, key for key."""
+    return {} if request.price is None else {"price": request.price.to_json()}
 
 
 def invoice_of(request: RequestLike) -> Invoice:
@@ -103,6 +112,7 @@ def record_json(request: RequestLike) -> dict[str, Any]:
         "description": request.description,
         "created_at": rfc3339(request.created_at),
         "expires_at": optional_rfc3339(request.expires_at),
+        **price_json(request),
     }
 
 
@@ -138,6 +148,7 @@ def receive_status_json(
         "transactions": [transaction_json(t, chain_height) for t in shown],
         "expires_at": optional_rfc3339(request.expires_at),
         "status": status_of(invoice, transfers, now).value,
+        **price_json(request),
     }
 
 
@@ -163,4 +174,5 @@ def callback_json(
         "address": address,
         "status": event.status.value,
         "expires_at": optional_rfc3339(request.expires_at),
+        **price_json(request),
     }

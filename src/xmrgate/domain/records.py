@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from xmrgate.domain.fiat import Quote
 from xmrgate.domain.ledger import Transfer
 
 
@@ -30,6 +31,8 @@ class PaymentRequest:
     status: str = "waiting"
     # The store it belongs to (``domain/stores.py``).
     store_id: str = "default"
+    # Priced in fiat (``domain/fiat.py``): the price and the rate that made ``amount``.
+    price: Quote | None = None
 
 
 @dataclass(frozen=True, slots=True)

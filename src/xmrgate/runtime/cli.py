@@ -45,6 +45,10 @@ EPILOG = """commands:
 Every option can also be given by the environment variable in [brackets]."""
 
 
+# Options given once per value on the command line (comma-separated in the environment).
+REPEATABLE = frozenset({"rate_source_url"})
+
+
 def _settings_parser(prog: str, *, add_help: bool = True) -> argparse.ArgumentParser:
     """The gateway's options; ``add_help=False`` (no -h, no abbreviations) picks them out
     of a subcommand's arguments."""
@@ -57,7 +61,9 @@ def _settings_parser(prog: str, *, add_help: bool = True) -> argparse.ArgumentPa
         allow_abbrev=add_help,
     )
     parser.add_argument("--version", action="version", version=f"xmrgate {__version__}")
-    for name, field in Settings.model_fields.items():
+    # The --rate-* options (inherited, so listed first by pydantic) come last in --help.
+    fields = sorted(Settings.model_fields.items(), key=lambda item: item[0].startswith("rate_"))
+    for name, field in fields:
         extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
         flag = str(extra.get("flag") or name.replace("_", "-"))
         env = name.upper()
@@ -66,6 +72,7 @@ def _settings_parser(prog: str, *, add_help: bool = True) -> argparse.ArgumentPa
         if any(getattr(m, "func", None) is parse_duration for m in field.metadata):
             shown = format_duration(float(default))
         help_text = f"{field.description} [{env}]" + (f" (default: {shown})" if shown != "" else "")
+        help_text = help_text.replace("%", "%%")  # argparse formats help with %
         if field.annotation is bool:
             if default:
                 parser.add_argument(
@@ -86,6 +93,16 @@ def _settings_parser(prog: str, *, add_help: bool = True) -> argparse.ArgumentPa
                     default=None,
                     help=help_text,
                 )
+        elif name in REPEATABLE:
+            parser.add_argument(
+                f"-{flag}",
+                f"--{flag}",
+                dest=name,
+                action="append",
+                default=None,
+                metavar="VALUE",
+                help=f"{help_text}; repeatable",
+            )
         else:
             parser.add_argument(
                 f"-{flag}", f"--{flag}", dest=name, default=None, metavar="VALUE", help=help_text
@@ -106,7 +123,9 @@ def split_settings(argv: Sequence[str], prog: str) -> tuple[Settings, list[str]]
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    given: dict[str, Any] = {k: v for k, v in vars(args).items() if v is not None}
+    given: dict[str, Any] = {
+        k: ",".join(v) if isinstance(v, list) else v for k, v in vars(args).items() if v is not None
+    }
     try:
         return Settings(**given)
     except ValidationError as exc:

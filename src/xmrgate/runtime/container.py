@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from xmrgate.adapters.callback_http import CallbackUrlGuard, Destinations, HttpCallbackSender
 from xmrgate.adapters.metrics import PrometheusMetrics
+from xmrgate.adapters.rate_metrics import RateCollector
 from xmrgate.adapters.store.address_pool import SqlAddressPool
 from xmrgate.adapters.store.db import Database
 from xmrgate.adapters.store.idempotency import IdempotencyStore
@@ -55,6 +56,7 @@ from xmrgate.core.wallet_status import (
 from xmrgate.domain.api_keys import parse_api_keys
 from xmrgate.domain.stores import DEFAULT_STORE
 from xmrgate.runtime.chain_signals import ChainSignals
+from xmrgate.runtime.rates import Rates, build_rates
 from xmrgate.runtime.read_cache import ReadCache
 from xmrgate.runtime.store_cli import MainWalletAccounts
 from xmrgate.runtime.store_units import MainWalletParts, StoreUnit, StoreUnitFactory
@@ -92,6 +94,8 @@ class Services:
     # Each non-default store's pool, labeler and own wallet, by store id (started by
     # the supervisor, also for stores created later: ``runtime/store_units.py``).
     store_units: dict[str, StoreUnit]
+    # Fiat prices' exchange rates (None: --rate-currencies is empty).
+    rates: Rates | None = None
 
     @classmethod
     def build(cls, settings: Settings) -> Services:
@@ -135,6 +139,9 @@ class Services:
             observer=observer,
             secret_of=lambda store_id: registry[0].secret_of(store_id),
         )
+        rates = build_rates(settings)
+        if rates is not None and metrics is not None:
+            metrics.add_collector(RateCollector(rates.book))
         identity = WalletIdentity()
         identity_store = SqlIdentityStore(db)
         sync_store = SqlSyncStore(db)
@@ -221,6 +228,8 @@ class Services:
                 pool_refilled=address_pool.next_round,
                 label_later=labeler.label_later,
                 defaults=lambda: registry[0].defaults(DEFAULT_STORE),
+                pricing=None if rates is None else rates.book,
+                rate_lock=int(settings.rate_lock),
             ),
             payouts=Payouts(
                 wallet,
@@ -246,6 +255,7 @@ class Services:
             observer=observer,
             received=ReceivedPerDay(ReceivedStore(db, DEFAULT_STORE)),
             stores=store_admin,
+            rates=None if rates is None else rates.book,
         )
 
         factory = StoreUnitFactory(
@@ -261,6 +271,7 @@ class Services:
             admin=store_admin,
             main=MainWalletParts(wallet, probe_wallet, identity, wallet_mode, wallet_checks),
             defaults=lambda store_id: registry[0].defaults(store_id),
+            rates=None if rates is None else rates.book,
         )
         registry.append(
             StoreGateways(
@@ -309,4 +320,5 @@ class Services:
             stores=registry[0],
             public_gateway=public_gateway,
             store_units=factory.units,
+            rates=rates,
         )

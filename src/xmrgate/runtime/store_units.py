@@ -34,6 +34,7 @@ from xmrgate.core.observer import Observer
 from xmrgate.core.payment_requests import PaymentRequests, StoreDefaults
 from xmrgate.core.payouts import Payouts
 from xmrgate.core.ports import UrlGuard, Wallet
+from xmrgate.core.rates import RateBook
 from xmrgate.core.received import ReceivedPerDay
 from xmrgate.core.stores import StoreAdmin
 from xmrgate.core.sync import SyncEngine
@@ -109,6 +110,8 @@ class StoreUnitFactory:
     admin: StoreAdmin
     main: MainWalletParts
     defaults: Callable[[str], StoreDefaults]
+    # One rate book for every store (a rate does not depend on the shop).
+    rates: RateBook | None = None
     units: dict[str, StoreUnit] = field(default_factory=dict)
 
     def build(self, store: Store) -> Gateway:
@@ -152,6 +155,8 @@ class StoreUnitFactory:
                 pool_refilled=pool.next_round,
                 label_later=labeler.label_later,
                 defaults=lambda: self.defaults(store_id),
+                pricing=self.rates,
+                rate_lock=int(s.rate_lock),
             ),
             payouts=Payouts(
                 wallet,
@@ -180,6 +185,7 @@ class StoreUnitFactory:
             received=ReceivedPerDay(ReceivedStore(self.db, store_id)),
             store_id=store_id,
             stores=self.admin,
+            rates=self.rates,
         )
 
     def _own_wallet(self, store_id: str, own: OwnWallet) -> OwnWalletParts:

@@ -52,6 +52,9 @@ class Supervisor:
             asyncio.create_task(s.signals.run(self._stop), name="daemon-announcements"),
             asyncio.create_task(s.reads.run(self._stop), name="read-cache"),
         ]
+        if s.rates is not None:
+            # Fetched from the start, never on a request's path (issue 19).
+            self._spawn(s.rates.book.run(self._stop), "exchange-rates")
 
     async def close(self) -> None:
         """Stop the loops, wait for them, and release connections."""
@@ -61,6 +64,8 @@ class Supervisor:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(task, timeout=s.settings.callback_timeout + 5)
         await s.callback_sender.aclose()
+        if s.rates is not None:
+            await s.rates.client.aclose()
         await s.wallet.aclose()
         await s.probe_wallet.aclose()
         await s.signals.aclose()

@@ -17,7 +17,15 @@ from xmrgate.core.store_gateways import StoreGateways
 from xmrgate.core.wallet_status import WalletIdentity
 from xmrgate.web import api_docs
 from xmrgate.web.admin.routes import build_router as build_admin_router
-from xmrgate.web.api import invoices, receive, received, stores, transfer, wallet_status
+from xmrgate.web.api import (
+    invoices,
+    rates,
+    receive,
+    received,
+    stores,
+    transfer,
+    wallet_status,
+)
 from xmrgate.web.api import status as status_routes
 from xmrgate.web.api.errors import install_error_handlers
 from xmrgate.web.api.security import ApiKeyGate, BodySizeLimit, HeaderLimits
@@ -146,6 +154,7 @@ def create_app(
     app.include_router(status_routes.router)
     app.include_router(received.router)
     app.include_router(stores.router)
+    app.include_router(rates.router)
     if settings.metrics:
         app.include_router(status_routes.metrics_router)
     if settings.checkout:

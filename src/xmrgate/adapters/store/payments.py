@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from xmrgate.adapters.store.db import Database, as_utc, utcnow
 from xmrgate.adapters.store.tables import payment_requests, sync_state, transfers
 from xmrgate.domain.errors import AlreadyExists, RequestHasFunds, SubaddressTaken
+from xmrgate.domain.fiat import Quote
 from xmrgate.domain.ledger import Transfer, TransferState
 from xmrgate.domain.records import PaymentRequest, PaymentStatus
 from xmrgate.domain.stores import DEFAULT_STORE
@@ -38,6 +39,7 @@ def _request(row: Mapping[Any, Any]) -> PaymentRequest:
         underpay_tolerance=row["underpay_tolerance"],
         status=row["status"],
         store_id=row["store_id"],
+        price=row["price"],
     )
 
 
@@ -119,6 +121,7 @@ class PaymentStore:
         expires_at: datetime | None = None,
         underpay_tolerance: int = 0,
         status: str = "waiting",
+        price: Quote | None = None,
     ) -> PaymentRequest:
         """Record a new payment request; its creation height is the last synced height."""
         values = {
@@ -132,6 +135,7 @@ class PaymentStore:
             "expires_at": expires_at,
             "underpay_tolerance": underpay_tolerance,
             "status": status,
+            "price": price,
         }
         if self._store_id is None:
             raise RuntimeError("a payment request is created in a store")

@@ -6,6 +6,10 @@ migration in ``migrations/versions/`` (never an edit of one that has shipped).
 
 from __future__ import annotations
 
+import json
+import logging
+from typing import Any
+
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -20,8 +24,40 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeDecorator
+
+from xmrgate.domain.fiat import Quote
+
+log = logging.getLogger(__name__)
 
 metadata = MetaData()
+
+
+class QuoteText(TypeDecorator[Quote]):
+    """A fiat price's quote (``domain/fiat.py``) stored as JSON text.
+
+    Every query module gets the record's ``Quote`` without converting it itself.
+    """
+
+    impl = Text
+    cache_ok = True
+
+    def process_bind_param(self, value: Quote | None, dialect: Dialect) -> str | None:
+        """The quote as compact JSON, or NULL."""
+        return None if value is None else json.dumps(value.to_json(), separators=(",", ":"))
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> Quote | None:
+        """The stored quote; one edited by hand into something else reads as none (logged),
+        so a request stays readable."""
+        if value is None:
+            return None
+        try:
+            return Quote.from_json(json.loads(value))
+        except (ValueError, TypeError, AttributeError) as exc:
+            log.error("payment request with an unreadable price %r: %s", value[:200], exc)
+            return None
+
 
 # Shops on this gateway (migration 0008); "default" is the gateway as it was before.
 stores = Table(
@@ -85,6 +121,8 @@ payment_requests = Table(
         nullable=False,
         server_default="default",
     ),
+    # A fiat-priced request's quote as JSON (migration 0009; ``domain/fiat.py`` Quote).
+    Column("price", QuoteText, nullable=True),
     # Accounts of one wallet reuse minor indices: unique within a store.
     UniqueConstraint("store_id", "subaddr_index", name="uq_payment_requests_store_subaddr"),
     Index("ix_payment_requests_store_created", "store_id", "created_at", "id"),

@@ -22,6 +22,7 @@ from xmrgate.domain.errors import (
     HeadTooSlow,
     InvalidInput,
     NotFound,
+    RatesUnavailable,
     Unauthorized,
     Unprocessable,
     WalletError,
@@ -49,6 +50,7 @@ STATUS_OF: list[tuple[type[XmrgateError], int]] = [
     (WalletUnavailable, 503),
     (WalletError, 502),
     (DatabaseUnavailable, 503),
+    (RatesUnavailable, 503),
 ]
 
 

@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse
 
 from xmrgate.core.payment_requests import NewPaymentRequest
 from xmrgate.domain.errors import InvalidInput
+from xmrgate.domain.fiat import parse_price
 from xmrgate.domain.payloads import created_json, receive_status_json, rfc3339
 from xmrgate.domain.records import OutboxEvent
 from xmrgate.web.api.idempotency import idempotent
@@ -62,10 +63,13 @@ async def create_payment_request(
 ) -> Any:
     """Create a subaddress that expects ``amount`` piconero."""
 
+    price = None if body.price is None else parse_price(body.price.amount, body.price.currency)
+
     async def create() -> dict[str, Any]:
         created = await gateway.payment_requests.create(
             NewPaymentRequest(
-                amount=body.amount,
+                amount=body.amount or 0,
+                price=price,
                 description=body.description or "",
                 callback_url=body.callback_url,
                 return_url=body.return_url,

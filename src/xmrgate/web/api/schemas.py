@@ -49,12 +49,35 @@ def _http_url(value: str | None) -> str | None:
 HttpUrlText = Annotated[StrictStr | None, Field(max_length=MAX_URL), AfterValidator(_http_url)]
 
 
+class FiatPrice(BaseModel):
+    """A price in fiat, ``{"amount": "19.99", "currency": "EUR"}`` (``domain/fiat.py``
+    checks the currency's decimals; the patterns only keep the schema honest)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    amount: Annotated[
+        StrictStr,
+        Field(
+            min_length=1,
+            max_length=32,
+            pattern=r"^[0-9]+(\.[0-9]+)?$",
+            description="a positive decimal string, at most the currency's decimals",
+        ),
+    ]
+    currency: Annotated[
+        StrictStr,
+        Field(pattern=r"^[A-Za-z]{3}$", description="ISO 4217 code, one of --rate-currencies"),
+    ]
+
+
 class ReceiveRequest(BaseModel):
     """Body of ``POST /receive``."""
 
     model_config = ConfigDict(extra="ignore")
 
-    amount: Annotated[StrictInt, Field(ge=0, le=MAX_AMOUNT)]
+    # Exactly one of the two: piconero, or a fiat price converted at a fresh rate.
+    amount: Annotated[StrictInt | None, Field(ge=0, le=MAX_AMOUNT)] = None
+    price: FiatPrice | None = None
     description: Annotated[StrictStr | None, Field(max_length=MAX_DESCRIPTION), NoNul] = None
     callback_url: HttpUrlText = None
     return_url: HttpUrlText = None
@@ -79,15 +102,23 @@ class ReceiveRequest(BaseModel):
     ] = None
 
     @model_validator(mode="after")
+    def _one_amount(self) -> ReceiveRequest:
+        if (self.amount is None) == (self.price is None):
+            raise ValueError("give exactly one of amount (piconero) and price (fiat)")
+        return self
+
+    @model_validator(mode="after")
     def _tolerance_within_amount(self) -> ReceiveRequest:
-        if self.underpay_tolerance is not None and self.underpay_tolerance > self.amount:
+        # A fiat price's amount is known once converted: the use case checks it then.
+        amount = self.amount
+        if amount is not None and (self.underpay_tolerance or 0) > amount:
             raise ValueError("underpay_tolerance must not be greater than amount")
         return self
 
     def fingerprint(self) -> dict[str, object]:
         """What the Idempotency-Key is bound to; unset new fields leave it as before."""
         dumped = self.model_dump()
-        for name in ("expires_in", "underpay_tolerance"):
+        for name in ("expires_in", "underpay_tolerance", "price"):
             if dumped[name] is None:
                 del dumped[name]
         return dumped
