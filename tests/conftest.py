@@ -37,6 +37,7 @@ HEAVIEST_FIRST = (
     "test_address_pool.py",
     "test_view_only.py",
     "test_api.py",
+    "test_fiat_prices.py",
 )
 
 
