@@ -262,13 +262,20 @@ class Gateway(GatewayProcess):
             # Test receivers listen on loopback, which the gateway refuses unless allowed;
             # a module's own --callback-allow (in extra_args, parsed later) replaces this.
             # No fiat prices unless a module asks (--rate-currencies in extra_args): no
-            # test gateway tries to reach the real rate providers.
+            # test gateway tries to reach the real rate providers. A pool of 64, not 250:
+            # a gateway is ready once its pool is filled, and the 186 subaddresses more
+            # cost 2-4 s per start (over a hundred starts a run); the pool's own tests
+            # set their sizes.
             [
                 "--poll-frequency",
                 TEST_POLL_FREQUENCY,
                 *LOOPBACK_CALLBACKS,
                 "--rate-currencies",
                 "",
+                "--address-pool-size",
+                "64",
+                "--address-pool-low-water",
+                "32",
                 *extra_args,
             ],
         )
