@@ -12,13 +12,17 @@ import base64
 import functools
 import hashlib
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation, localcontext
 from html import escape
 from importlib.resources import files
 from string import Template
 from urllib.parse import quote, urlsplit
 
 from xmrgate.domain.checkout_state import REQUIRED_CONFIRMATIONS, CheckoutStatus
+from xmrgate.domain.fiat import CURRENCY_DECIMALS, Quote
 from xmrgate.domain.money import piconero_to_xmr
+from xmrgate.domain.payloads import rfc3339
 from xmrgate.domain.stores import ACCENT
 from xmrgate.web.checkout.qr import payment_uri, qr_svg
 
@@ -179,6 +183,57 @@ def _return_link(return_url: str | None) -> str:
     )
 
 
+def rate_text(quote: Quote) -> str:
+    """The quote's rate (fiat per XMR) to the currency's minor units: ``150.12``.
+
+    The stored rate may carry more digits than a customer can use (a median of two
+    answers: ``150.125``); the page shows the exact one on hover. A rate that is not a
+    number (a hand-edited row) is shown as stored rather than breaking the page.
+    """
+    decimals = CURRENCY_DECIMALS.get(quote.currency, 2)
+    try:
+        with localcontext() as ctx:
+            ctx.prec = 100  # room for the 40 digits a source may send, and the decimals
+            rate = Decimal(quote.rate).quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_EVEN)
+    except (InvalidOperation, ValueError):
+        return quote.rate
+    return format(rate, "f") if rate.is_finite() else quote.rate
+
+
+def lock_text(expires_at: float) -> str:
+    """When the rate lock ends, as the page says it without its script: UTC, to the minute.
+
+    ``static/checkout.js`` rewrites it in the browser's own time zone.
+    """
+    return datetime.fromtimestamp(expires_at, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def price_html(quote: Quote | None, expires_at: float | None) -> str:
+    """The fiat price beside the XMR amount and the rate that made it ('' without one).
+
+    The amount is shown as the client wrote it (``Quote.amount`` is the validated
+    string, "19.90" keeps its zero) followed by the currency code. A fiat-priced request
+    expires when its rate lock does, so the request's expiry is the lock's end.
+    """
+    if quote is None:
+        return ""
+    currency = escape(quote.currency)
+    lock = ""
+    if expires_at is not None:
+        iso = rfc3339(datetime.fromtimestamp(expires_at, UTC))
+        lock = (
+            f', locked until <time id="price-lock" datetime="{iso}">'
+            f"{escape(lock_text(expires_at))}</time>"
+        )
+    exact = escape(f"1 XMR = {quote.rate} {quote.currency}", quote=True)
+    return (
+        f'\n<p class="price" id="price"><span class="fiat" id="price-amount">'
+        f"{escape(quote.amount)} {currency}</span>\n"
+        f'<span class="rate" id="price-rate">Rate 1 XMR = '
+        f'<span title="{exact}">{escape(rate_text(quote))}</span> {currency}{lock}</span></p>'
+    )
+
+
 def render_checkout_page(
     *,
     address: str,
@@ -188,17 +243,21 @@ def render_checkout_page(
     status: CheckoutStatus,
     public_url: str | None = None,
     brand: Brand | None = None,
+    price: Quote | None = None,
 ) -> str:
     """The whole checkout page (HTML with inline CSS, JS and QR code SVG).
 
     Every value from the payment request is HTML-escaped; the state shown first is
-    ``status``, then the page polls ``status.json``.
+    ``status``, then the page polls ``status.json``. ``price`` is the quote of a
+    request priced in fiat: the page then shows that price beside the XMR amount.
     """
     a = assets()
     status_url, qr_url = checkout_urls(address, public_url)
     uri = current_uri(address, amount, description, status)
     amount_xmr = piconero_to_xmr(amount) if amount > 0 else "Any amount"
     title = f"Pay {amount_xmr} XMR" if amount > 0 else "Pay with Monero"
+    if price is not None:
+        title += f" ({price.amount} {price.currency})"
     qr = qr_svg(uri, title="Payment QR code")
     noscript = (
         ""
@@ -230,6 +289,7 @@ def render_checkout_page(
         description=f'<p class="desc">{escape(description)}</p>' if description else "",
         amount_xmr=escape(amount_xmr),
         amount_unit="XMR" if amount > 0 else "",
+        price=price_html(price, status.expires_at),
         qr=qr,
         uri=escape(uri),
         address=escape(address),

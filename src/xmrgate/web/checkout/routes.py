@@ -71,6 +71,7 @@ def build_router(settings: Settings) -> APIRouter:
             status=_state(found),
             public_url=public_url,
             brand=brand,
+            price=payment.price,
         )
         csp = content_security_policy(with_script=True, public_url=public_url, brand=brand)
         return HTMLResponse(html, headers=security_headers(csp))

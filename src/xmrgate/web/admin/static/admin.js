@@ -31,7 +31,7 @@
       run = function () { return P.payouts(gen); };
     } else if (path === "/new") {
       page = "new";
-      run = P.create;
+      run = function () { return P.create(gen); };
     } else {
       run = function () { A.setView(A.notice("No such page.", "error")); return Promise.resolve(); };
     }

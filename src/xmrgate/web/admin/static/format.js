@@ -1,6 +1,7 @@
-/* xmrgate dashboard: exact amounts and times, no DOM (tests/unit/test_admin_format.py runs it
- * in node). Amounts are integers of piconero and stay integers: BigInt arithmetic only, as in
- * domain/money.py's piconero_to_xmr. A float cannot hold every amount (2^53 < 2^63). */
+/* xmrgate dashboard: exact amounts, fiat prices and times, no DOM (tests/unit/test_admin_format.py
+ * and test_admin_price.py run it in node). Amounts are integers of piconero and stay integers:
+ * BigInt arithmetic only, as in domain/money.py's piconero_to_xmr. A float cannot hold every
+ * amount (2^53 < 2^63). */
 (function (root) {
   "use strict";
   var PICO = BigInt("1000000000000");
@@ -73,6 +74,23 @@
     });
   }
 
+  /* A price in fiat as typed ("19,99", " 20 ", ".5") -> "19.99", "20", "0.5": plain digits
+   * with at most one point, as POST /receive takes it. The currency's decimals (2 for EUR, 0
+   * for JPY) are the gateway's to check: its answer names them. */
+  function parseFiat(text) {
+    var m = /^\s*([0-9]*)(?:[.,]([0-9]*))?\s*$/.exec(String(text));
+    if (!m || (m[1] === "" && (m[2] === undefined || m[2] === ""))) {
+      throw new Error("a price such as 19.99");
+    }
+    var whole = m[1].replace(/^0+(?=[0-9])/, "") || "0";
+    var value = m[2] ? whole + "." + m[2] : whole;
+    if (!/[1-9]/.test(value)) { throw new Error("a price above zero, such as 19.99"); }
+    return value;
+  }
+
+  /* "1 XMR = 150.25 EUR": the rate of a quote or of GET /rates, exact as the gateway has it. */
+  function rate(quote) { return "1 XMR = " + String(quote.rate) + " " + String(quote.currency); }
+
   function pad(n) { return String(n).padStart(2, "0"); }
 
   /* "2026-11-23 12:08:14 UTC" for an RFC 3339 time (the title shown on hover). */
@@ -91,6 +109,6 @@
   }
 
   var api = { toBig: toBig, xmr: xmr, parseXmr: parseXmr, parseJson: parseJson, toJson: toJson,
-    utc: utc, local: local };
+    parseFiat: parseFiat, rate: rate, utc: utc, local: local };
   if (typeof module === "object" && module.exports) { module.exports = api; } else { root.XmrFormat = api; }
 })(this);

@@ -233,7 +233,8 @@
       if (ADDRESS.test(q)) { // an address: that one request, whatever the filters
         return api("GET", "receive/" + enc(q)).then(function (one) {
           return { requests: [{ address: q, amount: one.amount.expected, description: one.description,
-            created_at: one.created_at, expires_at: one.expires_at, status: A.statusOf(one) }], next_cursor: null };
+            created_at: one.created_at, expires_at: one.expires_at, status: A.statusOf(one), price: one.price }],
+          next_cursor: null };
         }, function (err) {
           if (err.status === 404) { return { requests: [], next_cursor: null }; }
           throw err;
@@ -256,7 +257,7 @@
           h("td", {}, when(r.created_at)),
           h("td", {}, [h("a", { href: link, class: "mono", title: r.address, text: short(r.address) }),
             r.description ? h("div", { class: "desc", text: r.description }) : null]),
-          h("td", { class: "num" }, amount(r.amount)),
+          h("td", { class: "num" }, [amount(r.amount), r.price ? h("div", {}, A.price(r.price)) : null]),
           h("td", {}, badge(r.status || "unknown")),
           h("td", { class: "wide-only" }, when(r.expires_at))]);
       });

@@ -1,5 +1,6 @@
-/* xmrgate dashboard, part 3 of 4: one payment request (amounts, transactions, callbacks
- * with every try and "Deliver again") and the form that creates one. */
+/* xmrgate dashboard, part 3 of 4: one payment request (amounts, its price in fiat if it has
+ * one, transactions, callbacks with every try and "Deliver again") and the form that creates
+ * one, in XMR or in a currency of the gateway's GET /rates. */
 (function () {
   "use strict";
   var F = window.XmrFormat;
@@ -44,6 +45,7 @@
             ["Received", amount(amt.covered.total, "req-received")],
             ["Unlocked", amount(amt.covered.unlocked, "req-unlocked")],
             ["Still due", amount(due, "req-due")]])]),
+          body.price ? priceCard(body.price, body.expires_at) : null,
           h("section", { class: "card" }, [h("h2", { text: "Details" }), dl([
             ["Description", body.description || "—"],
             ["Created", when(body.created_at)],
@@ -55,6 +57,17 @@
         h("h2", { text: "Callbacks" }),
         callbacksView(address, data[1].callbacks || [], gen)]));
     });
+  }
+
+  /* A request priced in fiat: its price, the rate that made the XMR amount, where that
+   * rate came from and until when it holds (the request expires with its rate lock). */
+  function priceCard(quote, expiresAt) {
+    return h("section", { class: "card", id: "card-price" }, [h("h2", { text: "Price" }), dl([
+      ["Price", A.price(quote, "req-price")],
+      ["Rate", h("span", { id: "req-rate", text: F.rate(quote) })],
+      ["Rate sources", (quote.sources || []).join(", ") || "—", "req-rate-sources"],
+      ["Rate from", when(quote.rate_at)],
+      ["Locked until", when(expiresAt)]])]);
   }
 
   function callbacksView(address, callbacks, gen) {
@@ -103,16 +116,37 @@
 
   // ------------------------------------------------------------------ new request
 
-  function newPage() {
+  /* The form, once the gateway said which currencies it prices in (GET /rates). A gateway
+   * with fiat prices off answers 400, a key without 'read' 403: the form then offers XMR
+   * only and says why. */
+  function newPage(gen) {
+    return api("GET", "rates").then(function (data) {
+      return { rates: data && Array.isArray(data.currencies) ? data.currencies : [] };
+    }, function (err) {
+      if (err.status === 401) { throw err; }
+      return { rates: [], why: err.status === 400 ? "Prices in fiat are off on this gateway (--rate-currencies)."
+        : "No prices in fiat: the rates could not be read. " + explain(err, "read") };
+    }).then(function (found) {
+      if (gen === A.generation) { newForm(found.rates, found.why); }
+    });
+  }
+
+  function newForm(rates, why) {
     var field = function (label, input, hint) {
       return h("p", { class: "field" }, [h("label", { for: input.id, text: label }), input,
         hint ? h("small", { class: "muted", text: hint }) : null]);
     };
     var amountIn = h("input", { id: "new-amount", inputmode: "decimal", autocomplete: "off", required: true,
       placeholder: "0.5" });
+    var currency = h("select", { id: "new-currency", "aria-label": "Currency" },
+      ["XMR"].concat(rates.map(function (r) { return r.currency; })).map(function (code) {
+        return h("option", { value: code, text: code });
+      }));
+    var amountHint = h("small", { class: "muted", id: "new-amount-hint" });
     var desc = h("textarea", { id: "new-description", rows: 2, maxlength: 1024 });
-    var expiry = h("select", { id: "new-expires" }, [["", "never"], ["900", "15 minutes"], ["3600", "1 hour"],
-      ["86400", "1 day"], ["604800", "7 days"]].map(function (o) { return h("option", { value: o[0], text: o[1] }); }));
+    var never = h("option", { value: "", text: "never" });
+    var expiry = h("select", { id: "new-expires" }, [never].concat([["900", "15 minutes"], ["3600", "1 hour"],
+      ["86400", "1 day"], ["604800", "7 days"]].map(function (o) { return h("option", { value: o[0], text: o[1] }); })));
     var tolerance = h("input", { id: "new-tolerance", inputmode: "decimal", autocomplete: "off", placeholder: "0" });
     var callback = h("input", { id: "new-callback", type: "url", placeholder: "your shop's https:// address for events" });
     var back = h("input", { id: "new-return", type: "url", placeholder: "the https:// page to send the customer back to" });
@@ -120,19 +154,45 @@
     var submit = h("button", { type: "submit", class: "button", id: "new-submit", text: "Create" });
     var idem = null; // one Idempotency-Key per filled-in form: a double click creates one request
     var form = h("form", { class: "card narrow", id: "new-form" }, [
-      field("Amount (XMR)", amountIn, "0 asks for any amount (a donation)."),
+      h("p", { class: "field" }, [h("label", { for: "new-amount", text: "Amount" }),
+        h("span", { class: "amount-row" }, [amountIn, currency]), amountHint]),
       field("Description", desc, "Shown to the customer on the checkout page."),
       field("Expires after", expiry),
       field("Accept up to this much less (XMR)", tolerance, "Optional underpayment tolerance."),
       field("Callback URL", callback, "Optional: where the gateway POSTs each event."),
       field("Return URL", back, "Optional: the checkout page's link back to the shop."),
       h("p", {}, submit), said]);
+
+    /* What the amount means in the chosen currency; a price in fiat holds while its rate
+     * is locked, so "never" expires becomes "when the lock ends". */
+    function chosen() {
+      var code = currency.value;
+      var r = rates.filter(function (x) { return x.currency === code; })[0];
+      amountIn.placeholder = r ? "19.99" : "0.5";
+      never.textContent = r ? "when the rate lock ends" : "never";
+      amountHint.className = "muted";
+      if (!r) {
+        amountHint.textContent = "0 asks for any amount (a donation)." + (why ? " " + why : "");
+      } else if (r.rate === null || r.rate === undefined) {
+        amountHint.className = "bad";
+        amountHint.textContent = "No fresh " + code + " rate now, so the gateway refuses prices in " + code +
+          (r.reason ? ": " + r.reason : ".");
+      } else {
+        amountHint.textContent = "Converted to XMR at the gateway's rate when you create it (now " + F.rate(r) +
+          ", from " + (r.sources || []).filter(function (x) { return x.used; }).map(function (x) {
+            return x.name;
+          }).join(", ") + "). The request expires when that rate's lock ends (--rate-lock).";
+      }
+    }
+    currency.addEventListener("change", chosen);
+    chosen();
     form.addEventListener("input", function () { idem = null; });
     form.addEventListener("submit", function (ev) {
       ev.preventDefault();
       var body;
       try {
-        body = { amount: F.parseXmr(amountIn.value) };
+        body = currency.value === "XMR" ? { amount: F.parseXmr(amountIn.value) }
+          : { price: { amount: F.parseFiat(amountIn.value), currency: currency.value } };
         if (tolerance.value.trim()) { body.underpay_tolerance = F.parseXmr(tolerance.value); }
       } catch (e) {
         said.replaceChildren(notice("Amount: " + e.message, "error"));
@@ -154,7 +214,6 @@
     });
     setView(h("section", { id: "new" }, [h("h1", { text: "New payment request" }), form]));
     amountIn.focus();
-    return Promise.resolve();
   }
 
   A.pages = A.pages || {};

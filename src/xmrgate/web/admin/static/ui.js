@@ -55,6 +55,14 @@
       [F.xmr(value), h("span", { class: "unit", text: " XMR" })]);
   }
 
+  /* A request's price in fiat ("19.99 EUR"), its quote's rate and sources on hover; null
+   * for a request priced in XMR (its answers have no "price"). */
+  function price(quote, id) {
+    if (!quote) { return null; }
+    return h("span", { class: "fiat", id: id, title: F.rate(quote) + " (" + (quote.sources || []).join(", ") + ")" },
+      [String(quote.amount), h("span", { class: "unit", text: " " + quote.currency })]);
+  }
+
   function when(iso) {
     if (!iso) { return h("span", { class: "muted", text: "—" }); }
     return h("time", { datetime: iso, title: F.utc(iso), text: F.local(iso) });
@@ -307,7 +315,7 @@
     return total >= exp ? "paid" : total > F.toBig(0) ? "partial" : "waiting";
   }
 
-  Object.assign(A, { h: h, s: s, append: append, setView: setView, amount: amount, when: when,
+  Object.assign(A, { h: h, s: s, append: append, setView: setView, amount: amount, price: price, when: when,
     badge: badge, short: short, notice: notice, table: table, dl: dl, enc: enc, storedKey: storedKey,
     storeKey: storeKey, ApiError: ApiError, api: api, explain: explain, login: login, failed: failed,
     live: live, statusOf: statusOf, storedStore: storedStore, loadStores: loadStores,

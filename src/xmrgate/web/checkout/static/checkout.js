@@ -146,6 +146,18 @@
     }
   });
 
+  // The rate lock's end, written in UTC for a page without script: in this browser's
+  // time zone instead, the date only when it is not today.
+  var lock = document.getElementById("price-lock");
+  var lockAt = lock ? new Date(lock.getAttribute("datetime")) : null;
+  if (lockAt && !isNaN(lockAt.getTime())) {
+    var today = lockAt.toDateString() === new Date().toDateString();
+    lock.title = lock.textContent;
+    lock.textContent = today
+      ? lockAt.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })
+      : lockAt.toLocaleString([], { dateStyle: "medium", timeStyle: "short" });
+  }
+
   setDeadline(root.getAttribute("data-seconds-left"));
   window.setInterval(tick, 1000);
   if (root.getAttribute("data-state") !== "paid") { schedule(); }
