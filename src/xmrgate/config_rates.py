@@ -1,4 +1,4 @@
-"""The exchange-rate options of the gateway (docs/rates.md); ``config.Settings`` has them.
+"""The exchange-rate options of the gateway (docs/pricing.md); ``config.Settings`` has them.
 
 Each field is an option ``--rate-...`` and an environment variable ``RATE_...``, like
 every other setting. Values are checked here, at start-up, so a typo in a currency or a

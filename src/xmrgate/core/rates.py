@@ -4,7 +4,7 @@
 currency at once, then every ``refresh`` seconds; a request never waits on a source.
 :meth:`RateBook.current` decides at the moment it is asked, from the answers held, with
 ``domain.fiat.choose_rate``: an answer that has grown stale since the last refresh no
-longer counts, even when the refresh loop itself is stuck. docs/rates.md has the rules.
+longer counts, even when the refresh loop itself is stuck. docs/pricing.md has the rules.
 """
 
 from __future__ import annotations

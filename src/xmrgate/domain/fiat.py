@@ -1,7 +1,7 @@
 """Fiat prices: parsing them, converting them to piconero, and choosing the rate.
 
 Pure: no clock, no I/O. ``core/rates.py`` keeps the sources' answers and asks
-:func:`choose_rate` for the rate; docs/rates.md tells the rules in prose.
+:func:`choose_rate` for the rate; docs/pricing.md tells the rules in prose.
 
 Every number here is a ``Decimal`` or an ``int``, never a float: a float cannot hold
 19.99 exactly, and a rounding error in the customer's disfavour must be impossible.
