@@ -49,6 +49,8 @@ class Receiver:
     attempts: list[Received] = field(default_factory=list)
     responses: list[int] = field(default_factory=list)
     hang_seconds: float = 0.0
+    # POSTs whose body was read, answered or not yet (a hanging one counts at once).
+    arrivals: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
     serving: bool = False
 
@@ -111,6 +113,8 @@ def start_receiver(port: int = 0, listening: bool = True) -> Receiver:
             receiver = holder["r"]
             length = int(self.headers.get("Content-Length", "0"))
             body = self.rfile.read(length)
+            with receiver.lock:
+                receiver.arrivals += 1
             if receiver.hang_seconds:
                 time.sleep(receiver.hang_seconds)
             with receiver.lock:

@@ -28,6 +28,7 @@ from tests.integration.callback_support import (
 )
 from tests.integration.receiver import Receiver, start_receiver
 from testsupport.gateway import Gateway, count_rows
+from testsupport.processes import wait_until
 from xmrgate import __version__
 from xmrgate.devnet import Devnet
 
@@ -306,6 +307,13 @@ def test_hanging_receiver_does_not_delay_others(
         lag = when(quick["delivered_at"]) - when(slow["created_at"])
         assert lag.total_seconds() < CALLBACK_TIMEOUT * 0.75, (slow, quick)
         # The slow one times out, is retried, and gets through once the receiver answers.
+        # Its first try must be hanging before the receiver is told to answer: on a busy
+        # machine the try may reach the receiver after the fast callback was delivered.
+        wait_until(
+            "the slow callback's first try to reach its receiver",
+            lambda: (receiver.arrivals >= 1, receiver.arrivals),
+            timeout=SYNC_WAIT,
+        )
         receiver.hang_seconds = 0
         [slow] = wait_callbacks(
             gateway, slow_address, all_delivered(1), timeout=SYNC_WAIT, what="slow delivered"
