@@ -55,7 +55,11 @@ class NoWallet(FakeWallet):
 
 
 def _use_case(
-    store: FakePoolStore, labels: Labeler | None = None, pool: AddressPool | None = None
+    store: FakePoolStore,
+    labels: Labeler | None = None,
+    pool: AddressPool | None = None,
+    *,
+    starting: bool = False,
 ) -> PaymentRequests:
     return PaymentRequests(
         NoWallet(),
@@ -66,6 +70,7 @@ def _use_case(
         pool_used=pool.wake if pool else lambda: None,
         pool_refilled=pool.next_round if pool else _never,
         label_later=labels.label_later if labels else lambda _i, _l: None,
+        starting=lambda: starting,
     )
 
 
@@ -134,6 +139,7 @@ async def _with_refill_loop(
     sequential: bool = False,
     start_loop_after: float = 0.0,
     wallet_down: str | None = None,
+    starting: bool = False,
 ) -> tuple[list[PaymentRequest | BaseException], float]:
     """Fill a pool, run its refill loop, make ``requests`` concurrent (or sequential)
     requests; ``start_loop_after`` delays the loop as the start-up's first check does."""
@@ -153,7 +159,7 @@ async def _with_refill_loop(
 
     loop = asyncio.create_task(run_loop())
     await asyncio.sleep(0)
-    use_case = _use_case(store, pool=pool)
+    use_case = _use_case(store, pool=pool, starting=starting)
     started = time.monotonic()
     made: list[PaymentRequest | BaseException] = []
     try:
@@ -252,6 +258,26 @@ def test_requests_at_start_wait_for_the_first_fill() -> None:
     )
     _all_made(made, 3)
     assert elapsed >= 1.0
+
+
+def test_at_start_a_wallet_slow_to_open_is_waited_for_past_the_wallet_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Before the first check and fill (opening or creating the wallet takes wallet-rpc
+    1-5 s), a request waits up to OPEN_WAIT, not WALLET_WAIT; once the gateway is
+    ready, the shorter budget applies again (the CI failure of this session)."""
+    monkeypatch.setattr(payment_requests, "WALLET_WAIT", 0.3)
+    monkeypatch.setattr(payment_requests, "OPEN_WAIT", 2.0)
+    made, elapsed = asyncio.run(
+        _with_refill_loop(FakePoolWallet(), size=5, requests=2, start_loop_after=0.8, starting=True)
+    )
+    _all_made(made, 2)
+    assert 0.8 <= elapsed < 2.0
+    made, _ = asyncio.run(
+        _with_refill_loop(FakePoolWallet(), size=5, requests=2, start_loop_after=0.8)
+    )
+    assert all(isinstance(m, AddressPoolEmpty) for m in made), made
+    assert "within 0 s" in str(made[0])
 
 
 def test_requests_at_start_fail_fast_when_the_wallet_is_known_down() -> None:

@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 from xmrgate.core.address_pool import AddressPoolRepository
 from xmrgate.core.ports import OutboxRepository, PaymentRepository, UrlGuard, Wallet
-from xmrgate.core.wallet_status import WALLET_WAIT
+from xmrgate.core.wallet_status import OPEN_WAIT, WALLET_WAIT
 from xmrgate.domain.addresses import looks_like_address
 from xmrgate.domain.errors import (
     AddressPoolEmpty,
@@ -149,7 +149,12 @@ class PaymentRequests:
         defaults: Callable[[], StoreDefaults] = StoreDefaults,
         pricing: Pricing | None = None,
         rate_lock: int = 900,
+        starting: Callable[[], bool] = lambda: False,
     ) -> None:
+        # True until the wallet's first check and fill are done: a request made then
+        # waits up to OPEN_WAIT, since opening or creating the wallet alone takes
+        # wallet-rpc 1-5 s (``core/wallet_status.py``).
+        self._starting = starting
         # Fiat prices (issue 19): None when --rate-currencies is empty.
         self._pricing = pricing
         self._rate_lock = rate_lock
@@ -220,7 +225,8 @@ class PaymentRequests:
         that answers, however slowly, is waited for until the budget is spent.
         """
         columns = request_columns(new)
-        deadline = time.monotonic() + WALLET_WAIT
+        budget = OPEN_WAIT if self._starting() else WALLET_WAIT
+        deadline = time.monotonic() + budget
         while True:
             taken = await pool.take(columns)
             self._pool_used()
@@ -233,7 +239,7 @@ class PaymentRequests:
             if time.monotonic() >= deadline:
                 raise AddressPoolEmpty(
                     f"no subaddress is ready: the wallet answers but made none within "
-                    f"{WALLET_WAIT:.0f} s (busy?); retry in a few seconds"
+                    f"{budget:.0f} s (busy?); retry in a few seconds"
                 )
             await self._pool_refilled(deadline)
 

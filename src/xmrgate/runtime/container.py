@@ -230,6 +230,7 @@ class Services:
                 defaults=lambda: registry[0].defaults(DEFAULT_STORE),
                 pricing=None if rates is None else rates.book,
                 rate_lock=int(settings.rate_lock),
+                starting=lambda: not identity.ready.is_set(),
             ),
             payouts=Payouts(
                 wallet,

@@ -157,6 +157,7 @@ class StoreUnitFactory:
                 defaults=lambda: self.defaults(store_id),
                 pricing=self.rates,
                 rate_lock=int(s.rate_lock),
+                starting=lambda: not identity.ready.is_set(),
             ),
             payouts=Payouts(
                 wallet,
