@@ -28,9 +28,16 @@ test: install system-deps
 	$(BIN)/python -m pytest -n 2 --dist loadscope --durations=15
 
 # Two processes as well: serially the 800 tests took 61-65 s on 2 cores (a third of it waiting
-# on PostgreSQL, node and Chromium), in two about 40 s.
+# on PostgreSQL, node and Chromium), in two about 40 s. For speed (figures in
+# docs/architecture.md): bytecode is cached even where the environment says not to (each
+# process compiled the sources and redid pytest's assertion rewriting: 3-5 s each);
+# tests/integration/ is not collected (all of it is `integration`: the same tests run); the
+# pytest plugins no unit test uses (schemathesis, anyio) are not loaded; the expensive
+# property tests run a quarter of their examples (the `dev` profile,
+# testsupport/properties.py: `make test` above runs them in full, as CI does).
 unit: install
-	$(BIN)/python -m pytest -m "not integration" -n 2 --dist loadscope
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -m "not integration" --ignore=tests/integration \
+		-p no:schemathesis -p no:anyio --hypothesis-profile=dev -n 2 --dist loadscope
 
 lint: install
 	$(BIN)/ruff check .

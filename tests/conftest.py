@@ -9,11 +9,24 @@ or uses the ``devnet`` fixture (directly or through another fixture, such as
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import settings
+
+from testsupport.properties import DEV_PROFILE
+
+if TYPE_CHECKING:  # imported by the fixture: xdist's controller process never needs it
+    from testsupport.migrated import MigratedTemplates
 
 INTEGRATION_DIR = Path(__file__).parent / "integration"
+
+# `make unit` runs with --hypothesis-profile=dev: the expensive property tests run a
+# quarter of their examples there (testsupport/properties.py). `make test` (CI) selects no
+# profile, so they run their full number, as does any other pytest run.
+settings.register_profile(DEV_PROFILE, settings.get_profile("default"))
 
 # The slowest modules, slowest first (``make test`` prints the 15 slowest tests). The two
 # xdist workers take whole modules (``--dist loadscope``) in collection order; collected
@@ -58,3 +71,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             else len(rank)
         )
     )
+
+
+@pytest.fixture(scope="session")
+def migrated_templates(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MigratedTemplates]:
+    """This test process's migrated template databases, copied for each test that wants a
+    fresh migrated database (``testsupport/migrated.py``): one migration per backend and
+    process instead of one per test."""
+    from testsupport.migrated import MigratedTemplates
+
+    templates = MigratedTemplates(tmp_path_factory.mktemp("migrated-template"))
+    try:
+        yield templates
+    finally:
+        templates.close()

@@ -27,10 +27,17 @@ async def _execute(admin_url: str, statement: str) -> None:
         await conn.close()
 
 
-def create_pg_database(admin_url: str = TEST_ADMIN_URL, prefix: str = TEST_PREFIX) -> str:
-    """Create a fresh database named ``<prefix><random>``; return its URL."""
+def create_pg_database(
+    admin_url: str = TEST_ADMIN_URL, prefix: str = TEST_PREFIX, *, template: str | None = None
+) -> str:
+    """Create a fresh database named ``<prefix><random>``; return its URL.
+
+    ``template``: the URL of a database (with no session open) to copy instead of the
+    server's empty ``template1``.
+    """
     name = f"{prefix}{os.urandom(5).hex()}"
-    asyncio.run(_execute(admin_url, f'CREATE DATABASE "{name}"'))
+    copy = f' TEMPLATE "{template.rsplit("/", 1)[1]}"' if template else ""
+    asyncio.run(_execute(admin_url, f'CREATE DATABASE "{name}"{copy}'))
     return admin_url.rsplit("/", 1)[0] + f"/{name}"
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import asyncpg
 import pytest
 
+from testsupport.migrated import MigratedTemplates
 from testsupport.postgres import TEST_ADMIN_URL, create_pg_database, drop_pg_database
 from xmrgate.adapters.store.db import Database
 from xmrgate.config import postgres_async_url
@@ -22,32 +23,63 @@ Scenario = Callable[[Database], Awaitable[Any]]
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """The SQLAlchemy URL of an empty database: a new SQLite file or PostgreSQL database."""
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'store.sqlite3'}"
+def backend(request: pytest.FixtureRequest) -> str:
+    """The backend of the test's database: each test runs on both."""
+    param: str = request.param
+    return param
+
+
+def _fresh_database(path: Path, backend: str, copy: MigratedTemplates | None) -> Iterator[str]:
+    """The SQLAlchemy URL of a new database at ``path`` (SQLite) or on the test server:
+    empty, or (``copy``) a copy of that backend's migrated template."""
+    if backend == "sqlite":
+        if copy is not None:
+            yield copy.sqlite_copy(path)
+        else:
+            yield f"sqlite+aiosqlite:///{path}"
         return
     try:
-        url = create_pg_database()
+        url = copy.postgresql_copy() if copy is not None else create_pg_database()
     except (OSError, asyncpg.PostgresError) as exc:
         pytest.fail(f"PostgreSQL at {TEST_ADMIN_URL} is unreachable: {exc!r}")
     try:
         yield postgres_async_url(url)
     finally:
-        drop_pg_database(url)
+        if copy is not None:
+            copy.drop_postgresql(url)
+        else:
+            drop_pg_database(url)
 
 
 @pytest.fixture
-def on_database(database_url: str) -> Callable[..., Any]:
-    """``on_database(scenario, **options)``: run ``scenario(db)`` on the migrated database.
+def database_url(backend: str, tmp_path: Path) -> Iterator[str]:
+    """The SQLAlchemy URL of an empty database: a new SQLite file or PostgreSQL database
+    (for the tests of the migrations themselves)."""
+    yield from _fresh_database(tmp_path / "store.sqlite3", backend, None)
 
-    ``db`` is ``Database(database_url, **options)``, migrated the way the product does
-    it and disposed of afterwards; the scenario's result is returned.
+
+@pytest.fixture
+def migrated_database_url(
+    backend: str, tmp_path: Path, migrated_templates: MigratedTemplates
+) -> Iterator[str]:
+    """The SQLAlchemy URL of a new database holding exactly what ``Database.migrate()``
+    leaves in an empty one: a copy of this process's migrated template of the backend."""
+    yield from _fresh_database(tmp_path / "store.sqlite3", backend, migrated_templates)
+
+
+@pytest.fixture
+def on_database(migrated_database_url: str) -> Callable[..., Any]:
+    """``on_database(scenario, **options)``: run ``scenario(db)`` on a migrated database.
+
+    ``db`` is ``Database(url, **options)`` on a fresh copy of the migrated template
+    (``migrated_database_url``); ``migrate()`` runs on it first, as at every start of the
+    product (there is nothing left to do), and ``db`` is disposed of afterwards; the
+    scenario's result is returned.
     """
 
     def run(scenario: Scenario, **options: Any) -> Any:
         async def main() -> Any:
-            db = Database(database_url, **options)
+            db = Database(migrated_database_url, **options)
             try:
                 await db.migrate()
                 return await scenario(db)

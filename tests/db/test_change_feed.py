@@ -12,10 +12,8 @@ from typing import Any
 import asyncpg
 import pytest
 
-from testsupport.postgres import create_pg_database, drop_pg_database
+from testsupport.migrated import MigratedTemplates
 from xmrgate.adapters.store.change_feed import ChangeFeed
-from xmrgate.adapters.store.db import Database
-from xmrgate.config import postgres_async_url
 from xmrgate.core.read_cache import StatusCache
 
 INSERT_REQUEST = (
@@ -30,22 +28,14 @@ INSERT_TRANSFER = (
 
 
 @pytest.fixture
-def pg_url() -> Iterator[str]:
-    """A fresh PostgreSQL database migrated by the product (libpq URL)."""
-    url = create_pg_database()
-
-    async def migrate() -> None:
-        db = Database(postgres_async_url(url))
-        try:
-            await db.migrate()
-        finally:
-            await db.dispose()
-
-    asyncio.run(migrate())
+def pg_url(migrated_templates: MigratedTemplates) -> Iterator[str]:
+    """A fresh PostgreSQL database migrated by the product (libpq URL): a copy of the
+    migrated template (``testsupport/migrated.py``)."""
+    url = migrated_templates.postgresql_copy()
     try:
         yield url
     finally:
-        drop_pg_database(url)
+        migrated_templates.drop_postgresql(url)
 
 
 async def _until(condition: Callable[[], bool], timeout: float = 5.0) -> bool:

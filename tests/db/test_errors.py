@@ -33,7 +33,7 @@ from xmrgate.domain.errors import (
 # One pooled connection and no overflow: a second user waits pool_timeout, then fails.
 ONE_CONNECTION = {"pool_size": 1, "max_overflow": 0, "pool_timeout": 0.3}
 # For what only PostgreSQL does; the fixture's own parameters are replaced by this one.
-postgresql_only = pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+postgresql_only = pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
 
 
 def _request(index: int) -> dict[str, Any]:

@@ -169,7 +169,7 @@ def _definitions(ddl: str) -> set[str]:
     return parts
 
 
-@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 def test_upgrade_from_0006_keeps_events_seqs_and_callback_tries(database_url: str) -> None:
     """0006 -> head on a file with events and tries: every row and seq kept, AUTOINCREMENT
     on, foreign keys on again; then a deleted max seq is not handed out again."""
@@ -240,7 +240,7 @@ def _breaking_upgrade(conn: Connection) -> None:
     [(_raising_upgrade, RuntimeError), (_breaking_upgrade, DatabaseFault)],
     ids=["raises", "breaks_a_reference"],
 )
-@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 def test_a_failed_sqlite_migration_is_rolled_back_with_foreign_keys_on_again(
     database_url: str, monkeypatch: pytest.MonkeyPatch, upgrade: Any, error: type[Exception]
 ) -> None:

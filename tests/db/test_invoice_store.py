@@ -145,12 +145,12 @@ def test_every_event_is_stored_and_only_callbacks_are_delivered(on_database: Any
 
 
 # One process owns a SQLite file: several gateways share a PostgreSQL database only.
-@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
-def test_two_gateways_expire_each_request_once(database_url: str) -> None:
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
+def test_two_gateways_expire_each_request_once(migrated_database_url: str) -> None:
     """PostgreSQL, two processes' ticks at once: each expiry is recorded and announced once."""
 
     async def main() -> None:
-        dbs = [Database(database_url), Database(database_url)]
+        dbs = [Database(migrated_database_url), Database(migrated_database_url)]
         try:
             await dbs[0].migrate()
             past = utcnow() - timedelta(seconds=1)

@@ -18,6 +18,7 @@ from tests.unit.test_ledger_properties import (
     observation_sets,
     stored_sets,
 )
+from testsupport.properties import examples
 from xmrgate.domain.invoice import (
     AFTER_EXPIRY,
     EXPIRED_EVENT,
@@ -29,7 +30,8 @@ from xmrgate.domain.invoice import (
 )
 from xmrgate.domain.ledger import Observation, Transfer, counts_toward_total
 
-PROPS = settings(max_examples=150, deadline=None, database=None)
+# examples(): the full number in `make test`, a quarter in `make unit` (testsupport/properties.py).
+PROPS = settings(max_examples=examples(150), deadline=None, database=None)
 
 statuses = st.sampled_from(list(InvoiceStatus))
 expiries = st.one_of(st.none(), st.integers(NOW - 10**6, NOW + 10**3))

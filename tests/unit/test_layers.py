@@ -9,6 +9,7 @@ no loop between folders, between sub-folders, or between files.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -58,12 +59,18 @@ def _imports(path: Path, module: str) -> set[str]:
 
 def _graph() -> dict[str, set[str]]:
     """Module -> the project modules it imports (``from x import name`` counts when
-    ``name`` is a module, else the edge goes to ``x``)."""
+    ``name`` is a module, else the edge goes to ``x``). A new graph each time (the
+    sources are parsed once per test process)."""
+    return {module: set(targets) for module, targets in _scanned().items()}
+
+
+@functools.cache
+def _scanned() -> dict[str, frozenset[str]]:
     files = {_module_name(p): p for p in SRC.rglob("*.py")}
-    graph: dict[str, set[str]] = {}
+    graph: dict[str, frozenset[str]] = {}
     for module, path in files.items():
         targets = {t for t in _imports(path, module) if t in files}
-        graph[module] = targets - {module}
+        graph[module] = frozenset(targets - {module})
     return graph
 
 

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from testsupport.properties import examples
 from xmrgate.domain.ledger import (
     Observation,
     Reconciliation,
@@ -22,8 +23,9 @@ TX_HASHES = ("a1", "b2", "c3", "d4", "e5")
 MAX_AMOUNT = 10**13  # 10 XMR in piconero
 
 # No example database: the tests write nothing to the working tree.
-FAST = settings(max_examples=200, deadline=None, database=None)
-RECONCILE = settings(max_examples=150, deadline=None, database=None)
+# examples(): the full number in `make test`, a quarter in `make unit` (testsupport/properties.py).
+FAST = settings(max_examples=examples(200), deadline=None, database=None)
+RECONCILE = settings(max_examples=examples(150), deadline=None, database=None)
 
 amounts = st.integers(min_value=0, max_value=MAX_AMOUNT)
 states = st.sampled_from(list(TransferState))

@@ -1,0 +1,110 @@
+"""Migrated databases for the tests, copied from one migrated template per test process.
+
+``Database.migrate()`` costs a third of a second per database (Alembic loads every
+revision; SQLite rebuilds tables), and most tests want a fresh migrated database, not
+the migration itself. So each test process migrates one template per backend, the
+product's way, the first time one is asked for, and every test gets a copy: the same
+file (SQLite) or a ``CREATE DATABASE ... TEMPLATE`` (PostgreSQL), which holds exactly
+what migrating an empty database leaves (schema, rows, sequences, no statistics; the
+default store's ``created_at`` is the template's migration time). Tests of the
+migrations themselves start from an empty database instead.
+
+A PostgreSQL copy costs the server 0.2-0.5 s, so the next few are made in a background
+thread while tests run (those of a store module follow each other closely), and the
+copies are dropped there too: a test still gets a database that nothing used before it,
+and nothing uses after it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+from testsupport.postgres import create_pg_database, drop_pg_database
+from xmrgate.adapters.store.db import Database
+from xmrgate.config import postgres_async_url
+
+
+async def _migrate(url: str) -> None:
+    db = Database(url)
+    try:
+        await db.migrate()
+    finally:
+        await db.dispose()
+
+
+class MigratedTemplates:
+    """The templates of one test process, made in ``folder`` (SQLite) and on the test
+    PostgreSQL server; :meth:`close` drops every PostgreSQL database made here."""
+
+    #: PostgreSQL copies made ahead of the tests that will want them.
+    AHEAD = 4
+
+    def __init__(self, folder: Path) -> None:
+        self._folder = folder
+        self._sqlite: Path | None = None
+        self._postgresql: str | None = None
+        # One thread: copies and drops run one at a time, in the order they were asked.
+        self._background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pg-copies")
+        self._ahead: deque[Future[str]] = deque()
+        self._drops: list[Future[None]] = []
+
+    def sqlite_copy(self, path: Path) -> str:
+        """Copy the migrated SQLite template to ``path``; its SQLAlchemy URL."""
+        if self._sqlite is None:
+            template = self._folder / "template.sqlite3"
+            asyncio.run(_migrate(f"sqlite+aiosqlite:///{template}"))
+            # The last connection's close checkpointed the WAL into the file and removed
+            # it: the database is that one file (a -wal left over would hold part of it).
+            leftovers = [p.name for p in self._folder.iterdir() if p != template]
+            assert not leftovers, f"the SQLite template is not one file: {leftovers}"
+            self._sqlite = template
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(self._sqlite, path)
+        return f"sqlite+aiosqlite:///{path}"
+
+    def postgresql_copy(self) -> str:
+        """A new PostgreSQL database copied from the migrated template (libpq URL); give
+        it back to :meth:`drop_postgresql` when done."""
+        if self._postgresql is None:
+            template = create_pg_database()
+            try:
+                asyncio.run(_migrate(postgres_async_url(template)))
+            except BaseException:
+                drop_pg_database(template)
+                raise
+            self._postgresql = template
+        if not self._ahead:
+            self._ahead.append(self._background.submit(self._copy, self._postgresql))
+        url = self._ahead.popleft().result()  # a failed copy raises in the test that wanted it
+        while len(self._ahead) < self.AHEAD:
+            self._ahead.append(self._background.submit(self._copy, self._postgresql))
+        return url
+
+    @staticmethod
+    def _copy(template: str) -> str:
+        return create_pg_database(template=template)
+
+    def drop_postgresql(self, url: str) -> None:
+        """Drop a copy (in the background; :meth:`close` waits for it)."""
+        self._drops.append(self._background.submit(drop_pg_database, url))
+
+    def close(self) -> None:
+        """Drop the unused copies, every copy given back, and the template."""
+        try:
+            while self._ahead:
+                unused = self._ahead.popleft()
+                if unused.exception() is None:
+                    self.drop_postgresql(unused.result())
+        finally:
+            self._background.shutdown(wait=True)
+            try:
+                for dropped in self._drops:
+                    dropped.result()
+            finally:
+                if self._postgresql is not None:
+                    drop_pg_database(self._postgresql)
+                    self._postgresql = None
