@@ -1,10 +1,14 @@
-"""Store administration: stores on accounts of the main wallet, and their API keys.
+"""Store administration: stores on accounts of the main wallet or on their own
+wallet-rpc, and their API keys.
 
 ``StoreAdmin`` is what ``/stores`` and ``xmrgate store`` call. Every input is checked
 before anything is written or the wallet is asked: a refused request creates nothing
 (no account in the wallet, no row, no key). A duplicate id is refused (409) before the
 wallet is asked for an account, so a retried ``POST /stores`` does not leave an unused
-account behind. Stores on their own wallet-rpc are refused for now (400).
+account behind. A store on its own wallet-rpc is created only when that wallet-rpc
+answers with a wallet open that is neither the main wallet nor another store's
+(``core/store_wallets.py``: 400 when it does not answer or has no wallet open, 409 for
+a wallet already used).
 
 Store keys are shown once, when created; only their SHA-256 digest is stored. After
 every write the use case calls ``changed()``, so the process can reload what it keeps
@@ -46,7 +50,7 @@ from xmrgate.domain.stores import (
 
 # A store's callback secret: long enough to be a secret, short enough for a header key.
 MIN_SECRET, MAX_SECRET = 16, 256
-# The only wallet a store may have today: a new account of the main wallet.
+# A store on a new account of the main wallet (the other form: its own wallet-rpc).
 NEW_ACCOUNT = {"account": "new"}
 WALLET_FORMS = (
     'wallet must be {"account": "new"} or {"rpc_address": URL, "rpc_username"?: USER, '

@@ -13,7 +13,9 @@ import hmac
 from dataclasses import dataclass
 from pathlib import Path
 
-# ``admin``: manage stores (``/stores``) and act on any store (``X-Xmrgate-Store``).
+# ``admin``: manage stores (``/stores``). Picking a store with ``X-Xmrgate-Store`` is not
+# a scope: every configured (operator) key may pick any store (``web/deps.py``), and its
+# scopes still limit what it does there; a store key acts on its own store only.
 SCOPES = frozenset({"read", "receive", "transfer", "admin"})
 
 

@@ -7,7 +7,9 @@
 The database (``--sqlite``/``--postgresql``) and the wallet-rpc (``--rpc-address``...)
 are the gateway's own options and environment variables. ``add --account`` asks the
 configured wallet-rpc for a new account, after checking that it has this database's
-wallet open. Every refusal is one line on stderr and exit status 2; nothing is created.
+wallet open; ``add --wallet-rpc`` asks that wallet-rpc which wallet it has open (refused
+when it does not answer, has none open, or holds the main wallet or another store's).
+Every refusal is one line on stderr and exit status 2; nothing is created.
 A running gateway learns of stores and keys added here when it reloads them.
 """
 
@@ -52,13 +54,19 @@ def _parser() -> argparse.ArgumentParser:
         "and their environment variables choose the database and the wallet-rpc.",
     )
     sub = parser.add_subparsers(dest="action", required=True)
-    add = sub.add_parser("add", help="add a store on a new account of the main wallet")
+    add = sub.add_parser(
+        "add", help="add a store on a new account of the main wallet or on its own wallet-rpc"
+    )
     add.add_argument("id", help="the store's id: a short slug like shop-2")
     wallet = add.add_mutually_exclusive_group(required=True)
     wallet.add_argument(
         "--account", action="store_true", help="a new account of the main wallet (wallet-rpc)"
     )
-    wallet.add_argument("--wallet-rpc", metavar="URL", help="its own wallet-rpc (not yet)")
+    wallet.add_argument(
+        "--wallet-rpc",
+        metavar="URL",
+        help="its own wallet-rpc, with its wallet open (/json_rpc is added without a path)",
+    )
     add.add_argument("--rpc-login", metavar="USER:PASS", help="login of --wallet-rpc")
     add.add_argument("--name", help="display name on the checkout (default: the id)")
     key = sub.add_parser("key", help="create an API key of a store (printed alone on stdout)")
