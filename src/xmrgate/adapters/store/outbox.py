@@ -28,6 +28,8 @@ DELIVERED = "delivered"
 FAILED = "failed"
 # An event of a request without callback_url: in the feed (GET /events), never sent.
 NO_CALLBACK = "no_callback"
+# The kinds of refund events (``domain.refunds.RefundEventKind``), as a LIKE pattern.
+REFUND_EVENTS = "refund.%"
 
 
 def _opt(value: datetime | None) -> datetime | None:
@@ -75,13 +77,22 @@ async def insert_events(conn: AsyncConnection, rows: Iterable[dict[str, Any]]) -
 async def last_event_kinds(
     conn: AsyncConnection, request_ids: Collection[int]
 ) -> dict[tuple[int, str], str]:
-    """The kind of the newest event of each (request id, tx hash), in the caller's transaction."""
+    """The kind of the newest transfer event of each (request id, tx hash), in the caller's
+    transaction.
+
+    Refund events (``refund.*``) are left out: the sync decides a request's next event
+    from this, and a refund's ``refund.sent`` (keyed by the refund's own tx hash) or
+    ``refund.claimed`` (tx hash "") is no step of an incoming transfer.
+    """
     ids = sorted(request_ids)
     found: dict[tuple[int, str], str] = {}
     for i in range(0, len(ids), 500):
         rows = await conn.execute(
             select(events.c.request_id, events.c.tx_hash, events.c.kind)
-            .where(events.c.request_id.in_(ids[i : i + 500]))
+            .where(
+                events.c.request_id.in_(ids[i : i + 500]),
+                events.c.kind.not_like(REFUND_EVENTS),
+            )
             .order_by(events.c.seq)
         )
         for request_id, tx_hash, kind in rows:

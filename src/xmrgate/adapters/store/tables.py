@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import (
     BigInteger,
     Boolean,
+    CheckConstraint,
     Column,
     DateTime,
     ForeignKey,
@@ -23,6 +24,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
@@ -123,6 +125,15 @@ payment_requests = Table(
     ),
     # A fiat-priced request's quote as JSON (migration 0009; ``domain/fiat.py`` Quote).
     Column("price", QuoteText, nullable=True),
+    # What refunds in a holding state reserve of what it received (migration 0010): one
+    # conditional UPDATE of this column reserves, so two racing refunds never both fit.
+    Column(
+        "refunded",
+        BigInteger,
+        CheckConstraint("refunded >= 0", name="ck_payment_requests_refunded"),
+        nullable=False,
+        server_default="0",
+    ),
     # Accounts of one wallet reuse minor indices: unique within a store.
     UniqueConstraint("store_id", "subaddr_index", name="uq_payment_requests_store_subaddr"),
     Index("ix_payment_requests_store_created", "store_id", "created_at", "id"),
@@ -161,6 +172,50 @@ transfers = Table(
     # XMR received per day (the dashboard's chart): mined transfers in a window of block
     # times, one range per state.
     Index("ix_transfers_state_timestamp", "state", "timestamp"),
+)
+
+# Money given back to a customer, who names the address on a claim link (migration 0010;
+# ``domain/refunds.py``). Its amount is reserved in ``payment_requests.refunded`` while
+# the refund is in a holding state.
+refunds = Table(
+    "refunds",
+    metadata,
+    Column("id", String(24), primary_key=True),
+    # The request's store, copied so that every read and write is scoped without a join.
+    Column("store_id", String(32), nullable=False),
+    Column(
+        "request_id",
+        Integer,
+        ForeignKey("payment_requests.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    Column("amount", BigInteger, nullable=False),
+    # A refund asked in fiat: {"amount": "5.00", "currency": "EUR"} as JSON text.
+    Column("price", Text, nullable=True),
+    Column("reason", Text, nullable=False),
+    # The SHA-256 (hex) of the claim token: the token itself is shown once, never stored.
+    Column("token_digest", String(64), nullable=False, unique=True),
+    Column("status", String(16), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Column("claimed_at", DateTime(timezone=True), nullable=True),
+    Column("sent_at", DateTime(timezone=True), nullable=True),
+    Column("confirmed_at", DateTime(timezone=True), nullable=True),
+    Column("cancelled_at", DateTime(timezone=True), nullable=True),
+    Column("claim_address", String(128), nullable=True),
+    # The transactions that paid it, a JSON list (NULL until sent).
+    Column("tx_hash_list", Text, nullable=True),
+    Column("tx_key", String(64), nullable=True),
+    Column("fee", BigInteger, nullable=True),
+    Column("manual", Boolean, nullable=False, server_default=false()),
+    # The payout journal's row of the send (no foreign key: the journal is kept apart).
+    Column("payout_id", Integer, nullable=True),
+    Column("error", Text, nullable=True),
+    CheckConstraint("amount > 0", name="ck_refunds_amount"),
+    # GET /refunds lists a store's refunds newest first, optionally by status.
+    Index("ix_refunds_store_status_created", "store_id", "status", "created_at", "id"),
+    Index("ix_refunds_store_created", "store_id", "created_at", "id"),
 )
 
 # One row (id = 1): how far the sync engine has got.
