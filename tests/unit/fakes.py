@@ -23,8 +23,11 @@ from xmrgate.domain.errors import (
 )
 from xmrgate.domain.fiat import Quote
 from xmrgate.domain.records import OutboxEvent, PaymentRequest, PaymentStatus, StoredAnswer
+from xmrgate.domain.wallet_answers import TxKeyCheck
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
+# check_tx_key's answer to a wrong key or address (wallet-rpc 0.18 raises no error).
+NOTHING_RECEIVED = TxKeyCheck(received=0, confirmations=0, in_pool=False)
 
 
 def address_of(index: int) -> str:
@@ -50,6 +53,18 @@ class FakeWallet:
     # Set: is_view_only raises it (a wallet that does not answer the question).
     mode_error: BaseException | None = None
     mode_checks: int = 0
+    # address_network: per-address answers; any other address is None when it is in
+    # invalid_addresses, else ``network``. Also raises validate_error when set.
+    address_networks: dict[str, str | None] = field(default_factory=dict)
+    network: str = "mainnet"
+    # check_tx_key: answers by (txid, tx_key, address); anything else gets
+    # ``tx_key_default`` (received 0: what wallet-rpc says of a wrong key or address).
+    # Set tx_key_error to raise it instead (e.g. WalletRejected("Tx key has invalid
+    # format", code=-25)). ``tx_key_checks`` records every question.
+    tx_key_answers: dict[tuple[str, str, str], TxKeyCheck] = field(default_factory=dict)
+    tx_key_default: TxKeyCheck = NOTHING_RECEIVED
+    tx_key_error: BaseException | None = None
+    tx_key_checks: list[tuple[str, str, str]] = field(default_factory=list)
 
     async def create_address(self, label: str = "") -> tuple[str, int]:
         index = self.next_index
@@ -64,6 +79,19 @@ class FakeWallet:
         if self.validate_error is not None:
             raise self.validate_error
         return address not in self.invalid_addresses
+
+    async def address_network(self, address: str) -> str | None:
+        if self.validate_error is not None:
+            raise self.validate_error
+        if address in self.address_networks:
+            return self.address_networks[address]
+        return None if address in self.invalid_addresses else self.network
+
+    async def check_tx_key(self, txid: str, tx_key: str, address: str) -> TxKeyCheck:
+        self.tx_key_checks.append((txid, tx_key, address))
+        if self.tx_key_error is not None:
+            raise self.tx_key_error
+        return self.tx_key_answers.get((txid, tx_key, address), self.tx_key_default)
 
     async def get_balance(self) -> tuple[int, int]:
         return self.balance

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from xmrgate.adapters.wallet_rpc import WalletClient
+from xmrgate.domain.wallet_answers import TxKeyCheck
 
 
 class AccountWallet:
@@ -51,6 +52,14 @@ class AccountWallet:
     async def is_valid_address(self, address: str) -> bool:
         """Whether ``address`` is valid on the wallet's network."""
         return await self._client.is_valid_address(address)
+
+    async def address_network(self, address: str) -> str | None:
+        """The network of an address valid on any network; None when it is not valid."""
+        return await self._client.address_network(address)
+
+    async def check_tx_key(self, txid: str, tx_key: str, address: str) -> TxKeyCheck:
+        """What transaction ``txid`` gave ``address`` (the wallet's, not this account's)."""
+        return await self._client.check_tx_key(txid, tx_key, address)
 
     async def get_balance(self) -> tuple[int, int]:
         """Total and unlocked balance of this account."""

@@ -23,6 +23,7 @@ from xmrgate.domain.errors import (
     WalletTimeout,
     WalletUnavailable,
 )
+from xmrgate.domain.wallet_answers import TxKeyCheck
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +45,8 @@ WALLET_RPC_ERROR_CODE_ZERO_DESTINATION = -20
 WALLET_RPC_ERROR_CODE_WALLET_ALREADY_EXISTS = -21
 WALLET_RPC_ERROR_CODE_ZERO_AMOUNT = -46
 WALLET_RPC_ERROR_CODE_WATCH_ONLY = -29
+WALLET_RPC_ERROR_CODE_UNKNOWN_ERROR = -1
+WALLET_RPC_ERROR_CODE_WRONG_KEY = -25
 
 # Errors caused by what the client asked for, not by the wallet's health.
 CLIENT_FAULT_CODES = frozenset(
@@ -57,6 +60,15 @@ CLIENT_FAULT_CODES = frozenset(
         WALLET_RPC_ERROR_CODE_ZERO_AMOUNT,
     }
 )
+
+# check_tx_key's errors that are the asker's fault (docs/monero-notes.md, observed on
+# 0.18): a txid or tx key that is not 64 hex digits (-8, -25), no address (-2, already a
+# client fault above), and a transaction the daemon does not have: -1 with this message
+# (-1 "Failed to connect to daemon: ..." is the daemon being down, not the asker).
+TX_KEY_CLIENT_FAULT_CODES = frozenset(
+    {WALLET_RPC_ERROR_CODE_WRONG_TXID, WALLET_RPC_ERROR_CODE_WRONG_KEY}
+)
+TX_NOT_FOUND_MESSAGE = "Failed to get transaction from daemon"
 
 DEFAULT_WALLET_NAME = "wallet"
 # get_address with an index beyond the subaddress table.
@@ -253,6 +265,53 @@ class WalletClient:
         result = await self.call("validate_address", {"address": address})
         return bool(result.get("valid"))
 
+    async def address_network(self, address: str) -> str | None:
+        """The network (``mainnet``/``testnet``/``stagenet``) of an address valid on ANY
+        network, None when it is not valid (checksum included).
+
+        ``validate_address`` with ``any_net_type``: answers even with no wallet open.
+        Regtest wallets use mainnet addresses, so a regtest address says ``mainnet``.
+        """
+        result = await self.call("validate_address", {"address": address, "any_net_type": True})
+        if not result.get("valid"):
+            return None
+        nettype = result.get("nettype")
+        return str(nettype) if nettype else None
+
+    async def check_tx_key(self, txid: str, tx_key: str, address: str) -> TxKeyCheck:
+        """How much transaction ``txid`` gave ``address``, proven with its secret ``tx_key``.
+
+        Any wallet connected to the daemon can answer (the key and the address are all
+        it takes). wallet-rpc 0.18 answers a key that is not the transaction's (another
+        transaction's included) and an address the transaction did not pay with
+        ``received`` 0, not an error: 0 is the caller's sign of a wrong proof.
+
+        The wallet's refusals of what was asked become ``WalletRejected`` carrying the
+        wallet's message and code: a txid that is not 64 hex digits (-8), a key that is
+        not 64 of them (+ 64 per additional key) (-25), an invalid address or one of
+        another network (-2), a transaction the daemon does not know (-1 "Failed to get
+        transaction from daemon"). WalletRejected rather
+        than InvalidInput: the API answers both with 400, but the verdict is the
+        wallet's, not ours, so the answer keeps the wallet's JSON-RPC ``code`` (as for
+        a refused transfer) and handlers of ``WalletError`` still see it. Anything else
+        (the daemon down: -1 "Failed to connect to daemon: ...", no wallet, a timeout)
+        stays the WalletError / WalletUnavailable it is.
+        """
+        params = {"txid": txid, "tx_key": tx_key, "address": address}
+        try:
+            result = await self.call("check_tx_key", params)
+        except WalletRejected:
+            raise
+        except WalletError as exc:
+            if not _tx_key_client_fault(exc):
+                raise
+            raise WalletRejected(exc.message, code=exc.code) from exc
+        return TxKeyCheck(
+            received=int(result.get("received", 0)),
+            confirmations=int(result.get("confirmations", 0)),
+            in_pool=bool(result.get("in_pool", False)),
+        )
+
     async def get_balance(self, *, account: int = 0) -> tuple[int, int]:
         """(total, unlocked) balance of ``account`` in piconero."""
         result = await self.call("get_balance", {"account_index": account})
@@ -378,6 +437,15 @@ class WalletClient:
     async def _create(self, filename: str) -> None:
         await self._call("create_wallet", {"filename": filename, "language": "English"})
         log.info("created wallet %r", filename)
+
+
+def _tx_key_client_fault(exc: WalletError) -> bool:
+    """check_tx_key refused what it was asked (see ``TX_KEY_CLIENT_FAULT_CODES``)."""
+    if exc.code in TX_KEY_CLIENT_FAULT_CODES:
+        return True
+    return exc.code == WALLET_RPC_ERROR_CODE_UNKNOWN_ERROR and exc.message.startswith(
+        TX_NOT_FOUND_MESSAGE
+    )
 
 
 def _already_exists(exc: WalletError) -> bool:

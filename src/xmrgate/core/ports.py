@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from xmrgate.domain.fiat import Quote
 from xmrgate.domain.records import OutboxEvent, PaymentRequest, PaymentStatus, StoredAnswer
+from xmrgate.domain.wallet_answers import TxKeyCheck
 
 
 class Wallet(Protocol):
@@ -29,6 +30,26 @@ class Wallet(Protocol):
 
     async def is_valid_address(self, address: str) -> bool:
         """Whether ``address`` is valid on the wallet's network."""
+        ...
+
+    async def address_network(self, address: str) -> str | None:
+        """The network of a valid address of ANY network (``mainnet``, ``testnet`` or
+        ``stagenet``; regtest addresses are mainnet's), None when it is not valid.
+
+        wallet-rpc's ``validate_address`` with ``any_net_type``: it also checks the
+        checksum, which ``domain.refund_address`` leaves to the wallet.
+        """
+        ...
+
+    async def check_tx_key(self, txid: str, tx_key: str, address: str) -> TxKeyCheck:
+        """How much transaction ``txid`` (whose secret key is ``tx_key``) gave ``address``.
+
+        Any wallet connected to the daemon can answer, the receiver's or another. A
+        wrong key or an address the transaction did not pay answers ``received`` 0; a
+        key or txid that is not hex of the right length, an address that is not one,
+        or a transaction the daemon does not know raise WalletRejected (400) with the
+        wallet's message.
+        """
         ...
 
     async def get_balance(self) -> tuple[int, int]:
