@@ -31,12 +31,16 @@ from xmrgate.web.api.errors import install_error_handlers
 from xmrgate.web.api.security import ApiKeyGate, BodySizeLimit, HeaderLimits
 from xmrgate.web.checkout.routes import build_router
 from xmrgate.web.http_metrics import HttpMetrics
+from xmrgate.web.refund_page.routes import build_router as build_refund_page_router
+
+# The customers' pages (checkout, refund claim): never the X-MoneroPay-Address header.
+CUSTOMER_PREFIXES = ("/pay/", "/refund/")
 
 
 class MoneroPayHeaders:
     """Adds ``X-MoneroPay-Address: <primary address>`` to API answers, as MoneroPay does.
 
-    Not on the public checkout pages (``/pay/``): customers need not learn the
+    Not on the customers' pages (``/pay/``, ``/refund/``): customers need not learn the
     merchant's primary address. A plain ASGI middleware: cheaper than
     BaseHTTPMiddleware on the hot read path.
     """
@@ -55,7 +59,7 @@ class MoneroPayHeaders:
         self.store_address = store_address
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"].startswith("/pay/"):
+        if scope["type"] != "http" or scope["path"].startswith(CUSTOMER_PREFIXES):
             await self.app(scope, receive, send)
             return
         if self.keys_configured and not scope.get("state", {}).get("api_key"):
@@ -159,6 +163,8 @@ def create_app(
         app.include_router(status_routes.metrics_router)
     if settings.checkout:
         app.include_router(build_router(settings))
+        # The customer's refund claim page goes with the checkout (--no-checkout: neither).
+        app.include_router(build_refund_page_router())
     if settings.admin:
         app.include_router(build_admin_router())
     app.openapi = lambda: _openapi_with_error_shape(app)  # type: ignore[method-assign]

@@ -1,0 +1,79 @@
+"""A small in-memory sliding-window limiter for the refund claim form (issue 20).
+
+Each key (a client's address, a token's digest) may make ``limit`` attempts in any
+``window`` seconds. Memory is bounded twice: a key keeps at most ``limit`` timestamps,
+and at most ``max_keys`` keys are tracked (the least recently seen is forgotten first).
+One process, one limiter: several gateway processes each count their own share, which
+is still a bound on a flood (the database's conditional claim is what keeps one claim).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable
+
+#: Keys tracked at most per limiter (a few hundred kilobytes at 10 attempts per key).
+MAX_KEYS = 10_000
+
+
+class SlidingWindow:
+    """At most ``limit`` attempts per key in any ``window`` seconds."""
+
+    def __init__(
+        self,
+        limit: int,
+        window: float,
+        *,
+        max_keys: int = MAX_KEYS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if limit < 1 or window <= 0 or max_keys < 1:
+            raise ValueError("limit, window and max_keys must be positive")
+        self.limit = limit
+        self.window = window
+        self.max_keys = max_keys
+        self._clock = clock
+        self._hits: OrderedDict[str, deque[float]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._hits)
+
+    def hit(self, key: str) -> int:
+        """Count an attempt of ``key``: 0 when allowed, else the seconds to wait (>= 1).
+
+        A refused attempt is not counted: waiting ``Retry-After`` seconds is enough.
+        """
+        now = self._clock()
+        hits = self._hits.get(key)
+        if hits is None:
+            hits = deque()
+            self._hits[key] = hits
+        else:
+            self._hits.move_to_end(key)
+            while hits and hits[0] <= now - self.window:
+                hits.popleft()
+        if len(hits) >= self.limit:
+            return max(1, math.ceil(hits[0] + self.window - now))
+        hits.append(now)
+        while len(self._hits) > self.max_keys:
+            self._hits.popitem(last=False)
+        return 0
+
+
+def client_key(host: str | None) -> str:
+    """The key of a client's address: itself for IPv4, its /64 for IPv6 (one machine
+    usually holds a whole /64, and would otherwise get a fresh budget per address)."""
+    if not host:
+        return "?"
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host[:64]
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is None:
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(address)

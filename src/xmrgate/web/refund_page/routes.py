@@ -1,0 +1,368 @@
+"""The customer's refund claim page: ``GET`` and ``POST /refund/{token}`` (issue 20).
+
+- ``GET /refund/{token}``: an open refund's page (the shop, the amount, the reason, the
+  expiry) with a plain HTML form asking for a Monero address (field ``address``).
+- ``POST /refund/{token}`` (form-encoded, at most 4 KiB): the claim. 200 names the
+  address and what happens next; a refused address is the form again with the reason
+  (400); claimed already 409, expired or withdrawn 410, unknown 404, the wallet unable
+  to check the address now 503 (``Retry-After``). Each of those is a plain page,
+  never a form, and never shows the claimed address.
+
+Hostile input: a malformed token takes the unknown token's path (a lookup of a decoy
+token, the same 404 page); a form posted from another origin (``Origin`` not this
+page's, or ``Sec-Fetch-Site: cross-site``) is refused (403) before anything is read;
+claims are limited per client address and per token (429, ``Retry-After``); every page
+forbids framing and referrers (the token is in the URL) and is never cached.
+
+The refund is found with the public Gateway (its repository looks across stores by the
+token's digest) and claimed with its own store's Gateway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from urllib.parse import parse_qs, urlsplit
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+
+from xmrgate.core.gateway import Gateway
+from xmrgate.domain.errors import (
+    Conflict,
+    InvalidInput,
+    NotFound,
+    WalletUnavailable,
+    XmrgateError,
+)
+from xmrgate.domain.refunds import (
+    Refund,
+    RefundGone,
+    RefundStateConflict,
+    RefundStatus,
+    looks_like_token,
+    token_digest,
+)
+from xmrgate.web.checkout.page import Brand, security_headers
+from xmrgate.web.checkout.routes import _brand
+from xmrgate.web.deps import PublicGatewayDep
+from xmrgate.web.refund_page.limits import SlidingWindow, client_key
+from xmrgate.web.refund_page.page import (
+    content_security_policy,
+    render_claim_form,
+    render_claimed,
+    render_message,
+)
+
+#: The largest claim form read (an address is at most 106 characters).
+MAX_FORM_BYTES = 4 * 1024
+#: Claims per client address, and per token, in WINDOW seconds.
+CLIENT_LIMIT = 10
+TOKEN_LIMIT = 5
+WINDOW = 60.0
+#: A well-formed token no refund has (looked up in a malformed token's place, so that
+#: both take the same path); 32 characters of the token alphabet, never issued.
+DECOY_TOKEN = "0" * 32
+FORM_TYPE = "application/x-www-form-urlencoded"
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _page(
+    html: str,
+    status: int = 200,
+    *,
+    brand: Brand | None = None,
+    form: bool = False,
+    retry_after: int | None = None,
+) -> HTMLResponse:
+    headers = security_headers(content_security_policy(brand, form=form))
+    if retry_after is not None:
+        headers["Retry-After"] = str(retry_after)
+    return HTMLResponse(html, status_code=status, headers=headers)
+
+
+def not_found_page() -> HTMLResponse:
+    """The one page of an unknown, malformed or withdrawn-from-the-database token."""
+    return _page(
+        render_message(
+            "This refund link is not valid",
+            "There is no refund at this link. It may be mistyped or cut short: open it "
+            "exactly as the shop sent it.",
+            "If you think this is wrong, contact the shop.",
+        ),
+        404,
+    )
+
+
+def claimed_page(brand: Brand | None) -> HTMLResponse:
+    """A refund claimed already (or being sent, or sent): never the address, never a form."""
+    return _page(
+        render_message(
+            "This refund was claimed already",
+            "A Monero address was given for this refund, and it cannot be changed here.",
+            "If you claimed it, the shop sends it to the address you gave. If you did not, "
+            "contact the shop.",
+            brand=brand,
+        ),
+        409,
+        brand=brand,
+    )
+
+
+def gone_page(title: str, text: str, brand: Brand | None) -> HTMLResponse:
+    """An expired or withdrawn refund (410)."""
+    return _page(render_message(title, text, brand=brand), 410, brand=brand)
+
+
+def _refused_for_state(refund: Refund, brand: Brand | None, now: datetime) -> HTMLResponse | None:
+    """The plain page of a refund that cannot be claimed now; None for an open one."""
+    status = refund.shown_status(now)
+    if status is RefundStatus.OPEN:
+        return None
+    if status is RefundStatus.EXPIRED:
+        return gone_page(
+            "This refund link has expired",
+            "The time to claim this refund has run out. Ask the shop for a new link.",
+            brand,
+        )
+    if status is RefundStatus.CANCELLED:
+        return gone_page(
+            "This refund was withdrawn",
+            "The shop withdrew this refund. Contact the shop if you have questions.",
+            brand,
+        )
+    return claimed_page(brand)
+
+
+def _failure(exc: XmrgateError, brand: Brand | None = None) -> HTMLResponse:
+    """The page of an error while finding or claiming a refund (never internal details)."""
+    if isinstance(exc, NotFound):
+        return not_found_page()
+    if isinstance(exc, RefundGone):
+        text = exc.message[:1].upper() + exc.message[1:] + "."
+        return gone_page("This refund link is no longer valid", text, brand)
+    if isinstance(exc, RefundStateConflict):
+        return claimed_page(brand)
+    if isinstance(exc, Conflict):  # the store is disabled
+        return _page(
+            render_message(
+                "Refunds cannot be claimed right now",
+                "The shop is not taking refund claims at the moment. Please contact the shop.",
+                brand=brand,
+            ),
+            409,
+            brand=brand,
+        )
+    if isinstance(exc, WalletUnavailable):
+        return _page(
+            render_message(
+                "Please try again in a minute",
+                "The shop's wallet cannot check your address right now. Nothing was claimed: "
+                "go back and send the form again in a minute.",
+                brand=brand,
+            ),
+            503,
+            brand=brand,
+            retry_after=60,
+        )
+    return _page(
+        render_message(
+            "Temporarily unavailable",
+            "The refund page cannot be used right now. Please reload it in a minute.",
+            brand=brand,
+        ),
+        503,
+        brand=brand,
+        retry_after=30,
+    )
+
+
+def _origin(url: str | None) -> str | None:
+    """``scheme://host[:port]``, lowercase, without the scheme's default port."""
+    if not url:
+        return None
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in DEFAULT_PORTS or not parts.hostname:
+        return None
+    host = parts.hostname.lower()
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{scheme}://{host}" + ("" if port in (None, DEFAULT_PORTS[scheme]) else f":{port}")
+
+
+def own_origins(request: Request) -> set[str]:
+    """The origins this page is served from: the request's, and ``--public-url``'s."""
+    found = {_origin(str(request.base_url))}
+    found.add(_origin(getattr(request.app.state, "public_url", None)))
+    return {o for o in found if o is not None}
+
+
+def is_cross_origin(request: Request) -> bool:
+    """A post from another site: ``Sec-Fetch-Site: cross-site``, or an ``Origin`` (even
+    ``null``) that is not this page's. No ``Origin`` at all (old browsers, curl) passes."""
+    if request.headers.get("sec-fetch-site", "").strip().lower() == "cross-site":
+        return True
+    origin = request.headers.get("origin")
+    if origin is None:
+        return False
+    found = _origin(origin)
+    return found is None or found not in own_origins(request)
+
+
+async def _read_form(request: Request) -> bytes | None:
+    """The body, or None when it is over ``MAX_FORM_BYTES`` (read no further)."""
+    length = request.headers.get("content-length")
+    if length is not None and (not length.strip().isdigit() or int(length) > MAX_FORM_BYTES):
+        return None
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_FORM_BYTES:
+            return None
+    return bytes(body)
+
+
+def address_field(request: Request, body: bytes) -> str | None:
+    """The form's ``address`` (the first one); None when the body is not such a form."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != FORM_TYPE:
+        return None
+    try:
+        fields = parse_qs(
+            body.decode("utf-8"), keep_blank_values=True, max_num_fields=20, errors="strict"
+        )
+    except (UnicodeDecodeError, ValueError):
+        return None
+    values = fields.get("address")
+    return values[0] if values else None
+
+
+async def find_refund(gateway: Gateway, token: str) -> Refund:
+    """The refund the link names; NotFound (one path for unknown and malformed tokens)."""
+    wellformed = looks_like_token(token)
+    refund = await gateway.refunds_required().find_claim(token if wellformed else DECOY_TOKEN)
+    if not wellformed:
+        raise NotFound("this refund link is not valid")
+    return refund
+
+
+def _store_gateway(request: Request, store_id: str) -> Gateway:
+    """The Gateway of the refund's store (the only one whose repository may claim it)."""
+    stores = getattr(request.app.state, "stores", None)
+    if stores is None:
+        gateway: Gateway = request.app.state.gateway
+        return gateway
+    chosen: Gateway = stores.gateway(store_id, writes=True)
+    return chosen
+
+
+def build_router(
+    *,
+    client_limit: int = CLIENT_LIMIT,
+    token_limit: int = TOKEN_LIMIT,
+    window: float = WINDOW,
+    now: Callable[[], datetime] = _now,
+) -> APIRouter:
+    """The claim page's routes, with their own limiters (one set per application)."""
+    router = APIRouter(tags=["refund page"])
+    per_client = SlidingWindow(client_limit, window)
+    per_token = SlidingWindow(token_limit, window)
+
+    @router.get("/refund/{token:path}", response_class=HTMLResponse, include_in_schema=False)
+    async def refund_page(token: str, request: Request, gateway: PublicGatewayDep) -> HTMLResponse:
+        """An open refund's claim form; a plain page (4xx) for any other."""
+        try:
+            refund = await find_refund(gateway, token)
+        except XmrgateError as exc:
+            return _failure(exc)
+        brand = _brand(request, refund.store_id)
+        refused = _refused_for_state(refund, brand, now())
+        if refused is not None:
+            return refused
+        return _page(render_claim_form(refund, brand), brand=brand, form=True)
+
+    @router.post("/refund/{token:path}", response_class=HTMLResponse, include_in_schema=False)
+    async def claim_refund(token: str, request: Request, gateway: PublicGatewayDep) -> HTMLResponse:
+        """The customer's address for the refund: claimed once, or the reason it is not."""
+        if is_cross_origin(request):
+            return _page(
+                render_message(
+                    "This form was sent from another site",
+                    "Nothing was claimed. Open the refund link the shop sent you and claim "
+                    "the refund on that page.",
+                ),
+                403,
+            )
+        wait = per_client.hit(client_key(request.client.host if request.client else None))
+        if not wait:
+            wait = per_token.hit(token_digest(token))
+        if wait:
+            return _page(
+                render_message(
+                    "Too many attempts",
+                    "Nothing was claimed. Please wait a minute, then try again.",
+                ),
+                429,
+                retry_after=wait,
+            )
+        body = await _read_form(request)
+        if body is None:
+            return _page(
+                render_message("Too much data", "Nothing was claimed: the form was too large."),
+                413,
+            )
+        try:
+            refund = await find_refund(gateway, token)
+        except XmrgateError as exc:
+            return _failure(exc)
+        brand = _brand(request, refund.store_id)
+        refused = _refused_for_state(refund, brand, now())
+        if refused is not None:
+            return refused
+        address = address_field(request, body)
+        if address is None or not address.strip():
+            return _page(
+                render_claim_form(
+                    refund,
+                    brand,
+                    value=address or "",
+                    error="Enter your Monero address: copy it from your wallet.",
+                ),
+                400,
+                brand=brand,
+                form=True,
+            )
+        try:
+            refunds = _store_gateway(request, refund.store_id).refunds_required()
+            claimed = await refunds.claim(refund.id, address)
+        except InvalidInput as exc:
+            # Raised only after the refund was found open: the form again, with the reason.
+            return _page(
+                render_claim_form(refund, brand, value=address, error=_sentence(exc.message)),
+                400,
+                brand=brand,
+                form=True,
+            )
+        except XmrgateError as exc:
+            return _failure(exc, brand)
+        return _page(render_claimed(claimed, brand), brand=brand)
+
+    return router
+
+
+def _sentence(message: str) -> str:
+    """A use case's message as a sentence on the page: capitalised, with a full stop."""
+    text = message.strip()
+    if not text:
+        return "This address cannot be used."
+    text = text[:1].upper() + text[1:]
+    return text if text.endswith((".", "!", "?", ")")) else text + "."
