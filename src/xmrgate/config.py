@@ -119,6 +119,13 @@ class Settings(RateSettings):
         None, description="Public base URL of the gateway (for checkout links behind a proxy)."
     )
     checkout: bool = Field(True, description="Serve the hosted checkout page under /pay/.")
+    refund_auto_send: bool = Field(
+        False,
+        description=(
+            "Send a refund as soon as the customer claims it (full wallet), instead of "
+            "waiting for POST /refunds/{id}/send or the dashboard's button."
+        ),
+    )
     metrics: bool = Field(
         True, description="Serve Prometheus metrics at /metrics (read scope with API keys)."
     )

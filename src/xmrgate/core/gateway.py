@@ -12,6 +12,7 @@ from xmrgate.core.payment_requests import PaymentRequests
 from xmrgate.core.payouts import Payouts
 from xmrgate.core.rates import RateBook
 from xmrgate.core.received import ReceivedPerDay
+from xmrgate.core.refunds import Refunds
 from xmrgate.core.stores import StoreAdmin
 from xmrgate.core.wallet_status import WalletIdentity, WalletStatus
 from xmrgate.domain.api_keys import ApiKey
@@ -46,6 +47,14 @@ class Gateway:
     stores: StoreAdmin | None = None
     # The exchange rates of fiat prices (GET /rates); None when they are turned off.
     rates: RateBook | None = None
+    # Refunds claimed with a link (issue 20); None on a gateway built without them.
+    refunds: Refunds | None = None
+
+    def refunds_required(self) -> Refunds:
+        """The refunds; NotFound when this gateway was built without them."""
+        if self.refunds is None:
+            raise NotFound("this gateway has no refunds")
+        return self.refunds
 
     def rates_required(self) -> RateBook:
         """The rate book; InvalidInput when fiat prices are turned off."""

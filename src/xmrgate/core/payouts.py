@@ -98,6 +98,12 @@ class Payouts:
         self._priority = priority
         self._timeout = timeout
 
+    async def check_can_send(self) -> None:
+        """Refuse now what ``send`` would refuse before journaling: a wallet not usable
+        yet (503) or one that cannot sign (409); used by refunds before they change state."""
+        await self._require_wallet()
+        await self._mode.require_spendable()
+
     async def send(
         self,
         destinations: Sequence[Destination],

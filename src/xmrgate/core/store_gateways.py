@@ -104,6 +104,10 @@ class StoreGateways:
         """The store row as last read."""
         return self._stores.get(store_id)
 
+    def built(self) -> list[Gateway]:
+        """Every store's Gateway built so far (the default store's first)."""
+        return list(self._gateways.values())
+
     def gateway(self, store_id: str, *, writes: bool) -> Gateway:
         """The Gateway of ``store_id``; NotFound for an unknown store, Conflict for a write
         to a disabled one (its history stays readable)."""

@@ -77,6 +77,10 @@ class WalletCannotSpend(Conflict):
     """
 
 
+class Gone(XmrgateError):
+    """The addressed thing existed but is over for good (410): an expired refund link."""
+
+
 class Unprocessable(XmrgateError):
     """The request is well-formed but cannot be honoured (e.g. idempotency key reuse)."""
 

@@ -40,6 +40,13 @@ class RequestLike(Protocol):
     def price(self) -> Quote | None: ...
 
 
+def refunded_json(request: RequestLike) -> dict[str, Any]:
+    """``{"refunded": piconero}`` once refunds reserve part of what it received (issue
+    20), else nothing (the shape MoneroPay clients know)."""
+    refunded = getattr(request, "refunded", 0)
+    return {"refunded": refunded} if refunded else {}
+
+
 def price_json(request: RequestLike) -> dict[str, Any]:
     """``{"price": ...}`` for a fiat-priced request, else nothing: a request priced in
     piconero keeps the shape MoneroPay clients know, key for key."""
@@ -149,6 +156,7 @@ def receive_status_json(
         "expires_at": optional_rfc3339(request.expires_at),
         "status": status_of(invoice, transfers, now).value,
         **price_json(request),
+        **refunded_json(request),
     }
 
 

@@ -33,6 +33,8 @@ class PaymentRequest:
     store_id: str = "default"
     # Priced in fiat (``domain/fiat.py``): the price and the rate that made ``amount``.
     price: Quote | None = None
+    # What refunds reserve of what it received (``domain/refunds.py``), in piconero.
+    refunded: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,10 @@ DEFAULT_STORE_NAME = "Default store"
 STORE_ID = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?")
 MAX_NAME = 100
 # The scopes a store key may hold; ``admin`` (managing stores) is for configured keys only.
-STORE_KEY_SCOPES = frozenset({"read", "receive", "transfer"})
+STORE_KEY_SCOPES = frozenset({"read", "receive", "transfer", "refund"})
+# A store key made without scopes gets these (``refund`` is asked for by name: refunds
+# came later, and a key made before them must not gain a power on upgrade).
+DEFAULT_STORE_KEY_SCOPES = frozenset({"read", "receive", "transfer"})
 # The prefix makes a leaked store key recognisable (secret scanners, logs).
 KEY_PREFIX = "xgs_"
 ACCENT = re.compile(r"#[0-9a-fA-F]{6}")
@@ -127,12 +130,12 @@ def check_store_id(value: str) -> str:
 
 
 def check_scopes(scopes: list[str] | None) -> frozenset[str]:
-    """The scopes of a new store key (all three when none are named)."""
-    chosen = frozenset(scopes) if scopes else STORE_KEY_SCOPES
+    """The scopes of a new store key (read, receive and transfer when none are named)."""
+    chosen = frozenset(scopes) if scopes else DEFAULT_STORE_KEY_SCOPES
     unknown = chosen - STORE_KEY_SCOPES
     if unknown:
         raise ValueError(
-            f"a store key's scopes are read, receive and transfer; not {sorted(unknown)}"
+            f"a store key's scopes are read, receive, transfer and refund; not {sorted(unknown)}"
         )
     return chosen
 

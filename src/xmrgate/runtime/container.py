@@ -25,6 +25,7 @@ from xmrgate.adapters.store.overview import OverviewStore
 from xmrgate.adapters.store.payments import PaymentStore
 from xmrgate.adapters.store.payouts import PayoutStore
 from xmrgate.adapters.store.received import ReceivedStore
+from xmrgate.adapters.store.refunds import SqlRefundStore
 from xmrgate.adapters.store.retention import RetentionStore
 from xmrgate.adapters.store.stores import SqlStores
 from xmrgate.adapters.store.stores_accounts import SqlStoreAccounts
@@ -43,6 +44,7 @@ from xmrgate.core.payment_requests import PaymentRequests
 from xmrgate.core.payouts import Payouts
 from xmrgate.core.ports import UrlGuard
 from xmrgate.core.received import ReceivedPerDay
+from xmrgate.core.refunds import Refunds
 from xmrgate.core.store_gateways import StoreGateways
 from xmrgate.core.stores import StoreAdmin
 from xmrgate.core.sync import SyncEngine
@@ -214,6 +216,14 @@ class Services:
         wallet_status = WalletStatus(
             wallet, probe_wallet, db.ping, settings.database_kind, identity
         )
+        default_payouts = Payouts(
+            wallet,
+            payouts,
+            priority=settings.transfer_priority,
+            timeout=settings.transfer_timeout,
+            require_wallet=identity.require_usable,
+            mode=wallet_mode,
+        )
         gateway = Gateway(
             payment_requests=PaymentRequests(
                 wallet,
@@ -232,14 +242,7 @@ class Services:
                 rate_lock=int(settings.rate_lock),
                 starting=lambda: not identity.ready.is_set(),
             ),
-            payouts=Payouts(
-                wallet,
-                payouts,
-                priority=settings.transfer_priority,
-                timeout=settings.transfer_timeout,
-                require_wallet=identity.require_usable,
-                mode=wallet_mode,
-            ),
+            payouts=default_payouts,
             idempotency=idempotency,
             wallet_status=wallet_status,
             identity=identity,
@@ -257,6 +260,14 @@ class Services:
             received=ReceivedPerDay(ReceivedStore(db, DEFAULT_STORE)),
             stores=store_admin,
             rates=None if rates is None else rates.book,
+            refunds=Refunds(
+                SqlRefundStore(db, DEFAULT_STORE),
+                default_payouts,
+                wallet,
+                pricing=None if rates is None else rates.book,
+                auto_send=settings.refund_auto_send,
+                wake_callbacks=worker.wake,
+            ),
         )
 
         factory = StoreUnitFactory(

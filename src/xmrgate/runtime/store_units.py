@@ -22,6 +22,7 @@ from xmrgate.adapters.store.listing import SqlListing
 from xmrgate.adapters.store.payments import PaymentStore
 from xmrgate.adapters.store.payouts import PayoutStore
 from xmrgate.adapters.store.received import ReceivedStore
+from xmrgate.adapters.store.refunds import SqlRefundStore
 from xmrgate.adapters.store.sync_store import SqlSyncStore
 from xmrgate.adapters.wallet_rpc import WalletClient
 from xmrgate.config import Settings
@@ -36,6 +37,7 @@ from xmrgate.core.payouts import Payouts
 from xmrgate.core.ports import UrlGuard, Wallet
 from xmrgate.core.rates import RateBook
 from xmrgate.core.received import ReceivedPerDay
+from xmrgate.core.refunds import Refunds
 from xmrgate.core.stores import StoreAdmin
 from xmrgate.core.sync import SyncEngine
 from xmrgate.core.wallet_checks import WalletChecks
@@ -141,6 +143,14 @@ class StoreUnitFactory:
         labeler = Labeler(pool_wallet)
         self.units[store.id] = StoreUnit(store.id, pool, labeler, own)
         store_id = store.id
+        payouts = Payouts(
+            wallet,
+            PayoutStore(self.db, store_id),
+            priority=s.transfer_priority,
+            timeout=s.transfer_timeout,
+            require_wallet=identity.require_usable,
+            mode=mode,
+        )
         return Gateway(
             payment_requests=PaymentRequests(
                 wallet,
@@ -159,14 +169,7 @@ class StoreUnitFactory:
                 rate_lock=int(s.rate_lock),
                 starting=lambda: not identity.ready.is_set(),
             ),
-            payouts=Payouts(
-                wallet,
-                PayoutStore(self.db, store_id),
-                priority=s.transfer_priority,
-                timeout=s.transfer_timeout,
-                require_wallet=identity.require_usable,
-                mode=mode,
-            ),
+            payouts=payouts,
             idempotency=self.idempotency,
             wallet_status=WalletStatus(
                 wallet,
@@ -187,6 +190,14 @@ class StoreUnitFactory:
             store_id=store_id,
             stores=self.admin,
             rates=self.rates,
+            refunds=Refunds(
+                SqlRefundStore(self.db, store_id),
+                payouts,
+                wallet,
+                pricing=self.rates,
+                auto_send=s.refund_auto_send,
+                wake_callbacks=self.worker.wake,
+            ),
         )
 
     def _own_wallet(self, store_id: str, own: OwnWallet) -> OwnWalletParts:

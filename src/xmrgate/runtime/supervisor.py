@@ -20,6 +20,9 @@ from xmrgate.runtime.store_units import StoreUnit
 
 log = logging.getLogger(__name__)
 
+# How often sent refunds are checked for their block (at most; sooner with a short poll).
+REFUNDS_EVERY = 10.0
+
 # Seconds between the starts of two start-up attempts to reach the wallet, at least
 # (requests ask for attempts: a flood of them while wallet-rpc is down makes 4 a second).
 RETRY_GAP = 0.25
@@ -51,6 +54,7 @@ class Supervisor:
             asyncio.create_task(self._housekeeping(), name="housekeeping"),
             asyncio.create_task(s.signals.run(self._stop), name="daemon-announcements"),
             asyncio.create_task(s.reads.run(self._stop), name="read-cache"),
+            asyncio.create_task(self._refunds(), name="refunds"),
         ]
         if s.rates is not None:
             # Fetched from the start, never on a request's path (issue 19).
@@ -63,6 +67,13 @@ class Supervisor:
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(task, timeout=s.settings.callback_timeout + 5)
+        # A refund sent at claim time is let finish: cut off, it would stay "sending".
+        for gateway in s.stores.built():
+            if gateway.refunds is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(
+                        gateway.refunds.settled(), timeout=s.settings.transfer_timeout
+                    )
         await s.callback_sender.aclose()
         if s.rates is not None:
             await s.rates.client.aclose()
@@ -86,6 +97,22 @@ class Supervisor:
                 log.warning("housekeeping failed: %s", exc.message)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), timeout=self._housekeeping_every)
+
+    async def _refunds(self) -> None:
+        """Expire unclaimed refund links and confirm mined refunds, store by store (a
+        store whose wallet does not answer is skipped until the next round)."""
+        s = self._services
+        every = min(REFUNDS_EVERY, s.settings.poll_frequency)
+        while not self._stop.is_set():
+            for gateway in s.stores.built():
+                if gateway.refunds is None:
+                    continue
+                try:
+                    await gateway.refunds.watch()
+                except XmrgateError as exc:
+                    log.warning("refunds of store %s: %s", gateway.store_id, exc.message)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), timeout=every)
 
     async def _store_units(self) -> None:
         """Run each store's pool and labeler, and a store's own wallet (its bootstrap,

@@ -22,6 +22,7 @@ from xmrgate.web.api import (
     rates,
     receive,
     received,
+    refunds,
     stores,
     transfer,
     wallet_status,
@@ -149,6 +150,8 @@ def create_app(
     # every store's requests by address.
     app.state.stores = store_gateways
     app.state.public_gateway = public_gateway
+    # The base of refund claim links (web/api/refunds.py); None: each request's own.
+    app.state.public_url = settings.public_url
     install_error_handlers(app)
     app.include_router(invoices.router)
     app.include_router(receive.router)
@@ -159,6 +162,7 @@ def create_app(
     app.include_router(received.router)
     app.include_router(stores.router)
     app.include_router(rates.router)
+    app.include_router(refunds.router)
     if settings.metrics:
         app.include_router(status_routes.metrics_router)
     if settings.checkout:

@@ -40,6 +40,8 @@ def _request(row: Mapping[Any, Any]) -> PaymentRequest:
         status=row["status"],
         store_id=row["store_id"],
         price=row["price"],
+        # Absent from rows of a query that names its columns (the listing's summaries).
+        refunded=row.get("refunded", 0),
     )
 
 

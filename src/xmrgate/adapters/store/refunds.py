@@ -91,6 +91,7 @@ def _refund(row: RowMapping) -> Refund:
         payout_id=row["payout_id"],
         error=row["error"],
         price=json.loads(row["price"]) if row["price"] is not None else None,
+        token_digest=row["token_digest"],
     )
 
 
@@ -229,6 +230,7 @@ class SqlRefundStore:
             created_at=refund.created_at,
             expires_at=refund.expires_at,
             price=None if refund.price is None else dict(refund.price),
+            token_digest=refund.token_digest,
         )
 
     def _reservation(self, request_id: int, amount: int) -> Any:

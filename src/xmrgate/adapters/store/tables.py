@@ -206,7 +206,8 @@ refunds = Table(
     Column("claim_address", String(128), nullable=True),
     # The transactions that paid it, a JSON list (NULL until sent).
     Column("tx_hash_list", Text, nullable=True),
-    Column("tx_key", String(64), nullable=True),
+    # Several keys concatenated when the tx paid a subaddress among other outputs.
+    Column("tx_key", Text, nullable=True),
     Column("fee", BigInteger, nullable=True),
     Column("manual", Boolean, nullable=False, server_default=false()),
     # The payout journal's row of the send (no foreign key: the journal is kept apart).

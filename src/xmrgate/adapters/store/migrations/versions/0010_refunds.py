@@ -58,7 +58,7 @@ def upgrade() -> None:
         sa.Column("cancelled_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("claim_address", sa.String(128), nullable=True),
         sa.Column("tx_hash_list", sa.Text(), nullable=True),
-        sa.Column("tx_key", sa.String(64), nullable=True),
+        sa.Column("tx_key", sa.Text(), nullable=True),
         sa.Column("fee", sa.BigInteger(), nullable=True),
         sa.Column("manual", sa.Boolean(), nullable=False, server_default=sa.false()),
         sa.Column("payout_id", sa.Integer(), nullable=True),
