@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from xmrgate.core.idempotency import Idempotency
 from xmrgate.core.invoices import Invoices
+from xmrgate.core.links import Links
 from xmrgate.core.observer import NO_OBSERVER, Observer
 from xmrgate.core.overview import Overview
 from xmrgate.core.payment_requests import PaymentRequests
@@ -49,6 +50,14 @@ class Gateway:
     rates: RateBook | None = None
     # Refunds claimed with a link (issue 20); None on a gateway built without them.
     refunds: Refunds | None = None
+    # Payment links (issue 21); None on a gateway built without them.
+    links: Links | None = None
+
+    def links_required(self) -> Links:
+        """The payment links; NotFound when this gateway was built without them."""
+        if self.links is None:
+            raise NotFound("this gateway has no payment links")
+        return self.links
 
     def refunds_required(self) -> Refunds:
         """The refunds; NotFound when this gateway was built without them."""

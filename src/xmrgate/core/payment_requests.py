@@ -69,6 +69,8 @@ class NewPaymentRequest:
     # that conversion used.
     price: Price | None = None
     quote: Quote | None = None
+    # The payment link that made it (``core/links.py``); None: made by the API.
+    link_id: str | None = None
 
 
 class Pricing(Protocol):
@@ -126,7 +128,14 @@ def request_columns(new: NewPaymentRequest) -> dict[str, object]:
         "return_url": new.return_url,
         "price": new.quote,
         **invoice_columns(new),
+        **link_column(new),
     }
+
+
+def link_column(new: NewPaymentRequest) -> dict[str, Any]:
+    """``{"link_id": ...}`` for a request made by a payment link, else nothing: the
+    API's requests keep their columns (and the pool's cached statements)."""
+    return {} if new.link_id is None else {"link_id": new.link_id}
 
 
 class PaymentRequests:
@@ -257,6 +266,7 @@ class PaymentRequests:
                     return_url=new.return_url,
                     price=new.quote,
                     **invoice_columns(new),
+                    **link_column(new),
                 )
             except SubaddressTaken:
                 if attempt:

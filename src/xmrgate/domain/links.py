@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from xmrgate.domain.errors import InvalidInput
+from xmrgate.domain.money import DECIMALS, MAX_AMOUNT, PICONERO_PER_XMR
 
 #: ``/l/<slug>``: lowercase letters, digits and dashes, 3 to 64, not starting with a dash.
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{2,63}$")
@@ -25,6 +26,38 @@ MAX_TITLE = 200
 MAX_DESCRIPTION = 2000
 #: How long a request made by a link waits for its money unless the link says otherwise.
 DEFAULT_REQUEST_LIFE = 3600
+#: The shortest life of a request made by a link: time enough to open a wallet and pay.
+MIN_REQUEST_LIFE = 60
+_LINK_ID = re.compile(r"^ln_[0-9a-f]{16}$")
+_XMR = re.compile(r"^([0-9]{1,8})(?:\.([0-9]{1,12}))?$")
+
+
+def looks_like_link_id(value: str) -> bool:
+    """``ln_`` and 16 lowercase hex characters (:func:`new_link_id`)."""
+    return bool(_LINK_ID.fullmatch(value))
+
+
+def parse_xmr(text: str) -> int:
+    """An amount of XMR typed by a payer (``"0.5"``, ``"12"``, ``"0.000000000001"``) in
+    piconero: plain digits with at most one point and at most 12 decimals, no sign,
+    exponent, grouping or comma, above zero and within what a request can hold.
+    Surrounding spaces are ignored. Raises ``InvalidInput`` saying what is accepted.
+
+    Exact (integer arithmetic on the digits): ``float("0.3")`` is not 0.3.
+    """
+    match = _XMR.fullmatch(text.strip())
+    if match is None:
+        raise InvalidInput(
+            f"the amount must be a number of XMR such as 0.25, with at most {DECIMALS} "
+            "decimals and a point (not a comma) before them"
+        )
+    whole, fraction = match.group(1), match.group(2) or ""
+    piconero = int(whole) * PICONERO_PER_XMR + int(fraction.ljust(DECIMALS, "0"))
+    if piconero <= 0:
+        raise InvalidInput("the amount must be above zero")
+    if piconero > MAX_AMOUNT:
+        raise InvalidInput("the amount is more XMR than a payment request can hold")
+    return piconero
 
 
 def check_slug(slug: str) -> str:

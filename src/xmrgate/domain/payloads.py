@@ -47,6 +47,13 @@ def refunded_json(request: RequestLike) -> dict[str, Any]:
     return {"refunded": refunded} if refunded else {}
 
 
+def link_field(request: RequestLike) -> dict[str, Any]:
+    """``{"link": "ln_..."}`` for a request made by a payment link (issue 21), else
+    nothing: a request made through the API keeps the shape MoneroPay clients know."""
+    link = getattr(request, "link", None)
+    return {"link": link} if link else {}
+
+
 def price_json(request: RequestLike) -> dict[str, Any]:
     """``{"price": ...}`` for a fiat-priced request, else nothing: a request priced in
     piconero keeps the shape MoneroPay clients know, key for key."""
@@ -120,6 +127,7 @@ def record_json(request: RequestLike) -> dict[str, Any]:
         "created_at": rfc3339(request.created_at),
         "expires_at": optional_rfc3339(request.expires_at),
         **price_json(request),
+        **link_field(request),
     }
 
 
@@ -157,6 +165,7 @@ def receive_status_json(
         "status": status_of(invoice, transfers, now).value,
         **price_json(request),
         **refunded_json(request),
+        **link_field(request),
     }
 
 
@@ -183,4 +192,5 @@ def callback_json(
         "status": event.status.value,
         "expires_at": optional_rfc3339(request.expires_at),
         **price_json(request),
+        **link_field(request),
     }

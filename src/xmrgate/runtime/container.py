@@ -19,6 +19,7 @@ from xmrgate.adapters.store.address_pool import SqlAddressPool
 from xmrgate.adapters.store.db import Database
 from xmrgate.adapters.store.idempotency import IdempotencyStore
 from xmrgate.adapters.store.identity import SqlIdentityStore
+from xmrgate.adapters.store.links import SqlLinkStore
 from xmrgate.adapters.store.listing import SqlListing
 from xmrgate.adapters.store.outbox import OutboxStore
 from xmrgate.adapters.store.overview import OverviewStore
@@ -38,6 +39,7 @@ from xmrgate.core.callbacks import CallbackWorker, RetryPolicy
 from xmrgate.core.gateway import Gateway
 from xmrgate.core.idempotency import Idempotency
 from xmrgate.core.invoices import Invoices
+from xmrgate.core.links import Links
 from xmrgate.core.observer import NO_OBSERVER, Observer
 from xmrgate.core.overview import Overview
 from xmrgate.core.payment_requests import PaymentRequests
@@ -224,24 +226,25 @@ class Services:
             require_wallet=identity.require_usable,
             mode=wallet_mode,
         )
+        default_requests = PaymentRequests(
+            wallet,
+            reads.for_store(payments, DEFAULT_STORE),
+            outbox,
+            url_guard,
+            wake_callbacks=worker.wake,
+            require_wallet=identity.require_usable,
+            refuse_wallet_problem=identity.refuse_known_problem,
+            pool=pool_store if settings.address_pool_size else None,
+            pool_used=address_pool.wake,
+            pool_refilled=address_pool.next_round,
+            label_later=labeler.label_later,
+            defaults=lambda: registry[0].defaults(DEFAULT_STORE),
+            pricing=None if rates is None else rates.book,
+            rate_lock=int(settings.rate_lock),
+            starting=lambda: not identity.ready.is_set(),
+        )
         gateway = Gateway(
-            payment_requests=PaymentRequests(
-                wallet,
-                reads.for_store(payments, DEFAULT_STORE),
-                outbox,
-                url_guard,
-                wake_callbacks=worker.wake,
-                require_wallet=identity.require_usable,
-                refuse_wallet_problem=identity.refuse_known_problem,
-                pool=pool_store if settings.address_pool_size else None,
-                pool_used=address_pool.wake,
-                pool_refilled=address_pool.next_round,
-                label_later=labeler.label_later,
-                defaults=lambda: registry[0].defaults(DEFAULT_STORE),
-                pricing=None if rates is None else rates.book,
-                rate_lock=int(settings.rate_lock),
-                starting=lambda: not identity.ready.is_set(),
-            ),
+            payment_requests=default_requests,
             payouts=default_payouts,
             idempotency=idempotency,
             wallet_status=wallet_status,
@@ -267,6 +270,15 @@ class Services:
                 pricing=None if rates is None else rates.book,
                 auto_send=settings.refund_auto_send,
                 wake_callbacks=worker.wake,
+            ),
+            links=Links(
+                SqlLinkStore(db, DEFAULT_STORE),
+                default_requests,
+                url_guard,
+                store_id=DEFAULT_STORE,
+                pricing=None if rates is None else rates.book,
+                currencies=() if rates is None else rates.book.currencies,
+                rate_lock=int(settings.rate_lock),
             ),
         )
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from xmrgate.adapters.account_wallet import AccountWallet
 from xmrgate.adapters.store.address_pool import SqlAddressPool
 from xmrgate.adapters.store.db import Database
+from xmrgate.adapters.store.links import SqlLinkStore
 from xmrgate.adapters.store.listing import SqlListing
 from xmrgate.adapters.store.payments import PaymentStore
 from xmrgate.adapters.store.payouts import PayoutStore
@@ -31,6 +32,7 @@ from xmrgate.core.callbacks import CallbackWorker
 from xmrgate.core.gateway import Gateway
 from xmrgate.core.idempotency import Idempotency
 from xmrgate.core.invoices import Invoices
+from xmrgate.core.links import Links
 from xmrgate.core.observer import Observer
 from xmrgate.core.payment_requests import PaymentRequests, StoreDefaults
 from xmrgate.core.payouts import Payouts
@@ -151,24 +153,25 @@ class StoreUnitFactory:
             require_wallet=identity.require_usable,
             mode=mode,
         )
+        requests = PaymentRequests(
+            wallet,
+            self.reads.for_store(PaymentStore(self.db, store_id), store_id),
+            self.outbox_store,  # type: ignore[arg-type]
+            self.url_guard,
+            wake_callbacks=self.worker.wake,
+            require_wallet=identity.require_usable,
+            refuse_wallet_problem=identity.refuse_known_problem,
+            pool=own_pool if s.address_pool_size else None,
+            pool_used=pool.wake,
+            pool_refilled=pool.next_round,
+            label_later=labeler.label_later,
+            defaults=lambda: self.defaults(store_id),
+            pricing=self.rates,
+            rate_lock=int(s.rate_lock),
+            starting=lambda: not identity.ready.is_set(),
+        )
         return Gateway(
-            payment_requests=PaymentRequests(
-                wallet,
-                self.reads.for_store(PaymentStore(self.db, store_id), store_id),
-                self.outbox_store,  # type: ignore[arg-type]
-                self.url_guard,
-                wake_callbacks=self.worker.wake,
-                require_wallet=identity.require_usable,
-                refuse_wallet_problem=identity.refuse_known_problem,
-                pool=own_pool if s.address_pool_size else None,
-                pool_used=pool.wake,
-                pool_refilled=pool.next_round,
-                label_later=labeler.label_later,
-                defaults=lambda: self.defaults(store_id),
-                pricing=self.rates,
-                rate_lock=int(s.rate_lock),
-                starting=lambda: not identity.ready.is_set(),
-            ),
+            payment_requests=requests,
             payouts=payouts,
             idempotency=self.idempotency,
             wallet_status=WalletStatus(
@@ -197,6 +200,15 @@ class StoreUnitFactory:
                 pricing=self.rates,
                 auto_send=s.refund_auto_send,
                 wake_callbacks=self.worker.wake,
+            ),
+            links=Links(
+                SqlLinkStore(self.db, store_id),
+                requests,
+                self.url_guard,
+                store_id=store_id,
+                pricing=self.rates,
+                currencies=() if self.rates is None else self.rates.currencies,
+                rate_lock=int(s.rate_lock),
             ),
         )
 

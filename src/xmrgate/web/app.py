@@ -19,6 +19,7 @@ from xmrgate.web import api_docs
 from xmrgate.web.admin.routes import build_router as build_admin_router
 from xmrgate.web.api import (
     invoices,
+    links,
     rates,
     receive,
     received,
@@ -163,6 +164,7 @@ def create_app(
     app.include_router(stores.router)
     app.include_router(rates.router)
     app.include_router(refunds.router)
+    app.include_router(links.router)
     if settings.metrics:
         app.include_router(status_routes.metrics_router)
     if settings.checkout:

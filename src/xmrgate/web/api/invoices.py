@@ -65,6 +65,10 @@ async def list_payment_requests(
             "starts with it (any case)",
         ),
     ] = None,
+    link: Annotated[
+        str | None,
+        Query(max_length=64, description="Only requests made by this payment link (its id)"),
+    ] = None,
 ) -> JSONResponse:
     """Payment requests, newest first; ``next_cursor`` continues the list (null: the end)."""
     page = await gateway.invoices_required().find(
@@ -75,6 +79,7 @@ async def list_payment_requests(
             limit=limit,
             after_key=decode_cursor(cursor) if cursor else None,
             search=search or None,
+            link=link or None,
         )
     )
     return JSONResponse(
