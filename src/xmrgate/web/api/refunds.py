@@ -76,9 +76,9 @@ async def create_refund(
     rates = gateway.rates
     if price is not None and rates is not None and price.currency not in rates.currencies:
         raise InvalidInput(
-                f"currency {price.currency} is not configured here (--rate-currencies: "
-                f"{', '.join(gateway.rates.currencies)})"
-            )
+            f"currency {price.currency} is not configured here (--rate-currencies: "
+            f"{', '.join(rates.currencies)})"
+        )
     made = await gateway.refunds_required().create(
         RefundAsk(
             address=address,
