@@ -37,7 +37,7 @@ from xmrgate.domain.refunds import RefundStatus
 from xmrgate.domain.stores import DEFAULT_STORE_NAME, Store, key_digest
 from xmrgate.web.app import create_app
 from xmrgate.web.checkout.page import csp_hash
-from xmrgate.web.refund_page.limits import SlidingWindow, client_key
+from xmrgate.web.limits import SlidingWindow, client_key
 
 # Real addresses of a throwaway regtest wallet (tests/unit/test_monero_keys.py).
 ADDRESS = (

@@ -46,7 +46,7 @@ from xmrgate.domain.refunds import (
 from xmrgate.web.checkout.page import Brand, security_headers
 from xmrgate.web.checkout.routes import _brand
 from xmrgate.web.deps import PublicGatewayDep
-from xmrgate.web.refund_page.limits import SlidingWindow, client_key
+from xmrgate.web.limits import SlidingWindow, client_key
 from xmrgate.web.refund_page.page import (
     content_security_policy,
     render_claim_form,
