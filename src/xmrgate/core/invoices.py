@@ -41,6 +41,8 @@ class ListQuery:
     after_key: tuple[datetime, int] | None = None
     # Words of the description (any case) or the start of the address.
     search: str | None = None
+    # Only the requests made by this payment link (its id).
+    link: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

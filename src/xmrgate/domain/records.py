@@ -35,6 +35,9 @@ class PaymentRequest:
     price: Quote | None = None
     # What refunds reserve of what it received (``domain/refunds.py``), in piconero.
     refunded: int = 0
+    # The payment link that made it (``domain/links.py``: its id); None: made through the
+    # API. Stored as ``payment_requests.link_id``.
+    link: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

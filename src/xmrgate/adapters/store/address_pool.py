@@ -161,6 +161,8 @@ class SqlAddressPool:
 def _request(row: Any, columns: Mapping[str, Any]) -> PaymentRequest:
     fields = {k: v for k, v in columns.items() if k in PaymentRequest.__dataclass_fields__}
     fields["created_at"] = as_utc(columns["created_at"])
+    # The column and the record's field are named differently (``link_id``, ``link``).
+    fields["link"] = columns.get("link_id")
     return PaymentRequest(
         id=row[0], address=row[1], subaddr_index=row[2], created_height=row[3], **fields
     )

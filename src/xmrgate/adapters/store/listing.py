@@ -63,6 +63,8 @@ def _common(query: ListQuery, store_id: str | None) -> ColumnElement[bool]:
     conditions: list[ColumnElement[bool]] = []
     if store_id is not None:
         conditions.append(_R.store_id == store_id)
+    if query.link is not None:
+        conditions.append(_R.link_id == query.link)
     if query.created_after is not None:
         conditions.append(_R.created_at > query.created_after)
     if query.created_before is not None:

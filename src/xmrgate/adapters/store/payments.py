@@ -42,6 +42,7 @@ def _request(row: Mapping[Any, Any]) -> PaymentRequest:
         price=row["price"],
         # Absent from rows of a query that names its columns (the listing's summaries).
         refunded=row.get("refunded", 0),
+        link=row.get("link_id"),
     )
 
 
@@ -124,8 +125,12 @@ class PaymentStore:
         underpay_tolerance: int = 0,
         status: str = "waiting",
         price: Quote | None = None,
+        link_id: str | None = None,
     ) -> PaymentRequest:
-        """Record a new payment request; its creation height is the last synced height."""
+        """Record a new payment request; its creation height is the last synced height.
+
+        ``link_id``: the payment link that made it (``domain/links.py``), if one did.
+        """
         values = {
             "address": address,
             "subaddr_index": subaddr_index,
@@ -138,6 +143,7 @@ class PaymentStore:
             "underpay_tolerance": underpay_tolerance,
             "status": status,
             "price": price,
+            "link_id": link_id,
         }
         if self._store_id is None:
             raise RuntimeError("a payment request is created in a store")
@@ -155,11 +161,13 @@ class PaymentStore:
             raise SubaddressTaken(
                 f"subaddress index {subaddr_index} is already in use by another request"
             ) from exc
+        fields = {name: value for name, value in values.items() if name != "link_id"}
         return PaymentRequest(
             id=row[0],
             created_height=row[1],
             store_id=self._store_id,
-            **values,  # type: ignore[arg-type]
+            link=link_id,
+            **fields,  # type: ignore[arg-type]
         )
 
     async def highest_subaddr_index(self) -> int:

@@ -98,6 +98,32 @@ store_keys = Table(
     Column("revoked_at", DateTime(timezone=True), nullable=True),
 )
 
+# Payment links (migration 0011; ``domain/links.py``): a public page ``/l/<slug>`` that
+# makes a payment request of its store. Slugs are global; everything else is per store.
+links = Table(
+    "links",
+    metadata,
+    Column("id", String(24), primary_key=True),
+    Column("store_id", String(32), nullable=False),
+    Column("slug", String(64), nullable=False, unique=True),
+    Column("title", Text, nullable=False),
+    Column("description", Text, nullable=False),
+    # A fixed amount (piconero), a fixed fiat price (JSON {"amount", "currency"}), or an
+    # open amount (both NULL) of at least min_amount, in currency when that is fiat.
+    Column("amount", BigInteger, nullable=True),
+    Column("price", Text, nullable=True),
+    Column("min_amount", BigInteger, nullable=True),
+    Column("currency", String(3), nullable=True),
+    Column("callback_url", Text, nullable=True),
+    Column("return_url", Text, nullable=True),
+    # The life of each request it makes (seconds), and how many it may make.
+    Column("expires_in", Integer, nullable=False),
+    Column("max_uses", Integer, nullable=True),
+    Column("active", Boolean, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Index("ix_links_store_created", "store_id", "created_at", "id"),
+)
+
 payment_requests = Table(
     "payment_requests",
     metadata,
@@ -134,6 +160,13 @@ payment_requests = Table(
         nullable=False,
         server_default="0",
     ),
+    # The link that made it (migration 0011); NULL: made through the API.
+    Column(
+        "link_id",
+        String(24),
+        ForeignKey("links.id", name="fk_payment_requests_link", ondelete="SET NULL"),
+        nullable=True,
+    ),
     # Accounts of one wallet reuse minor indices: unique within a store.
     UniqueConstraint("store_id", "subaddr_index", name="uq_payment_requests_store_subaddr"),
     Index("ix_payment_requests_store_created", "store_id", "created_at", "id"),
@@ -142,6 +175,9 @@ payment_requests = Table(
     Index("ix_payment_requests_created", "created_at", "id"),
     Index("ix_payment_requests_status_created", "status", "created_at", "id"),
     Index("ix_payment_requests_status_expires", "status", "expires_at"),
+    # A link's requests: its counts, the list filtered by link (newest first), and the
+    # foreign key's ON DELETE.
+    Index("ix_payment_requests_link_created", "link_id", "created_at", "id"),
 )
 
 transfers = Table(
