@@ -1,4 +1,4 @@
-/* xmrgate dashboard, part 2 of 4: the overview (with the chart of XMR received per day),
+/* xmrgate dashboard, part 2 of 5: the overview (with the chart of XMR received per day),
  * the list of payment requests, and the payout journal. */
 (function () {
   "use strict";

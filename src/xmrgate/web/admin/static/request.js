@@ -1,4 +1,4 @@
-/* xmrgate dashboard, part 3 of 4: one payment request (amounts, its price in fiat if it has
+/* xmrgate dashboard, part 3 of 5: one payment request (amounts, its price in fiat if it has
  * one, transactions, callbacks with every try and "Deliver again") and the form that creates
  * one, in XMR or in a currency of the gateway's GET /rates. */
 (function () {
@@ -12,12 +12,19 @@
 
   // ------------------------------------------------------------------ one request
 
+  /* The page is drawn in two parts around the refund panel (refunds.js), which its
+   * redraws leave alone: a refund form being filled in survives a new confirmation. */
   function requestPage(gen, address) {
+    var refunds = A.refunds.forRequest(gen, address);
+    var head = h("div", { id: "request-head" });
+    var rest = h("div", { id: "request-body" });
+    var ctl = {};
     function load() {
       return Promise.all([api("GET", "receive/" + enc(address)),
-        api("GET", "receive/" + enc(address) + "/callbacks")]);
+        api("GET", "receive/" + enc(address) + "/callbacks"), refunds.load()]);
     }
-    return live(gen, 3, load, function (data, stale) {
+    var shown = live(gen, 3, load, function (data, stale) {
+      if (!head.parentNode) { setView(h("section", { id: "request" }, [head, refunds.panel, rest])); }
       var body = data[0];
       var amt = body.amount;
       var due = amt.due !== undefined ? amt.due : (function () {
@@ -33,18 +40,24 @@
           h("td", { text: (t.locked ? "locked" : "unlocked") + (t.double_spend_seen ? ", double spend seen!" : "") }),
           h("td", { class: "wide-only" }, when(t.timestamp))]);
       });
-      setView(h("section", { id: "request" }, [
+      var refundButton = refunds.button(data[2], body);
+      var refundList = refunds.list(data[2]); // null on a gateway without refunds
+      head.replaceChildren();
+      append(head, [
         h("h1", {}, ["Payment request ", badge(A.statusOf(body), "req-status")]), stale,
         h("p", {}, h("code", { class: "address", id: "req-address", text: address })),
-        h("p", {}, [h("a", { href: "pay/" + enc(address), target: "_blank", rel: "noopener noreferrer",
+        h("p", { class: "actions" }, [h("a", { href: "pay/" + enc(address), target: "_blank", rel: "noopener noreferrer",
           class: "button secondary", id: "checkout-link", text: "Open its checkout page" }), " ",
-          h("a", { href: "#/requests", text: "All requests" })]),
+          refundButton, refundButton ? " " : null, h("a", { href: "#/requests", text: "All requests" })])]);
+      rest.replaceChildren();
+      append(rest, [
         h("div", { class: "cards" }, [
           h("section", { class: "card" }, [h("h2", { text: "Amounts" }), dl([
             ["Expected", amount(amt.expected, "req-expected")],
             ["Received", amount(amt.covered.total, "req-received")],
             ["Unlocked", amount(amt.covered.unlocked, "req-unlocked")],
-            ["Still due", amount(due, "req-due")]])]),
+            ["Still due", amount(due, "req-due")],
+            body.refunded ? ["Refunded", amount(body.refunded, "req-refunded")] : null])]),
           body.price ? priceCard(body.price, body.expires_at) : null,
           h("section", { class: "card" }, [h("h2", { text: "Details" }), dl([
             ["Description", body.description || "—"],
@@ -54,9 +67,12 @@
         h("h2", { text: "Transactions" }),
         txs.length ? table([["Transaction"], ["Amount", "num"], ["Confirmations", "num"], ["Height", "num wide-only"],
           ["State"], ["Time", "wide-only"]], txs, { id: "tx-list" }) : notice("Nothing received yet.", ""),
+        refundList ? h("h2", { text: "Refunds" }) : null, refundList,
         h("h2", { text: "Callbacks" }),
-        callbacksView(address, data[1].callbacks || [], gen)]));
-    });
+        callbacksView(address, data[1].callbacks || [], gen)]);
+    }, ctl);
+    refunds.setRefresh(function () { return ctl.refresh ? ctl.refresh() : Promise.resolve(); });
+    return shown;
   }
 
   /* A request priced in fiat: its price, the rate that made the XMR amount, where that

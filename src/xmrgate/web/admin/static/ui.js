@@ -1,6 +1,6 @@
-/* xmrgate dashboard, part 1 of 4: DOM helpers, the API with the operator's key, sign-in,
+/* xmrgate dashboard, part 1 of 5: DOM helpers, the API with the operator's key, sign-in,
  * the store switcher, and live pages. Everything from the API is put on the page as text (textContent), never
- * as HTML. The other parts (pages.js, request.js, admin.js) use what this puts in
+ * as HTML. The other parts (pages.js, request.js, refunds.js, admin.js) use what this puts in
  * window.XmrAdmin; no framework, no build step. */
 (function () {
   "use strict";
@@ -186,8 +186,9 @@
   }
 
   /* Load, draw, and load again every ``seconds`` while the page is shown; a redraw happens
-   * only when the answer changed, so what the operator is doing is not disturbed. */
-  function live(gen, seconds, load, draw) {
+   * only when the answer changed, so what the operator is doing is not disturbed. With
+   * ``ctl``, ``ctl.refresh()`` loads (and draws if changed) at once: after an action. */
+  function live(gen, seconds, load, draw, ctl) {
     var last = null;
     var stale = h("p", { class: "notice warn", role: "status", hidden: true });
     function show(data) {
@@ -206,6 +207,15 @@
         stale.textContent = "Could not refresh: " + explain(err, "read") + " Retrying.";
         stale.hidden = false;
       }).then(function () { if (gen === A.generation) { window.setTimeout(tick, seconds * 1000); } });
+    }
+    if (ctl) {
+      ctl.refresh = function () {
+        return load().then(function (data) {
+          if (gen !== A.generation) { return; }
+          stale.hidden = true;
+          show(data);
+        }, function (err) { if (err.status === 401) { failed(err, gen); } });
+      };
     }
     return load().then(function (data) {
       if (gen !== A.generation) { return; } // left (or switched store) while it loaded
