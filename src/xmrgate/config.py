@@ -151,6 +151,14 @@ class Settings(RateSettings):
         gt=0,
         description="Delete delivered/failed callback events older than this (hourly).",
     )
+    link_prune_after: Duration = Field(
+        7 * 24 * 3600.0,
+        gt=0,
+        description=(
+            "Delete requests made by payment links that expired this long ago with nothing "
+            "ever received (hourly). A payment to one after that is in the wallet only."
+        ),
+    )
     api_keys: SecretStr | None = Field(
         None,
         description=(

@@ -145,6 +145,7 @@ class FakePaymentStore:
         underpay_tolerance: int = 0,
         status: str = "waiting",
         price: Quote | None = None,
+        link_id: str | None = None,
     ) -> PaymentRequest:
         if any(r.subaddr_index == subaddr_index for r in self.requests.values()):
             raise SubaddressTaken(f"subaddress index {subaddr_index} is already in use")
@@ -162,6 +163,7 @@ class FakePaymentStore:
             underpay_tolerance=underpay_tolerance,
             status=status,
             price=price,
+            link=link_id,
         )
         self.requests[address] = request
         return request

@@ -129,3 +129,23 @@ def test_a_store_never_gets_another_stores_cached_answer() -> None:
     own = CachedPayments(CountingStore(), cache, store_id="default")
     assert asyncio.run(other.status(ADDRESS)) is None
     assert asyncio.run(own.status(ADDRESS)) is not None
+
+
+def test_a_request_made_by_a_link_keeps_its_link_through_the_cache() -> None:
+    """The wallet path (no pool) creates through the cache: the link must reach the store
+    (PostgreSQL's repository is this cache; it once dropped the argument with a TypeError)."""
+    cached, store, _cache = _setup()
+
+    async def create() -> None:
+        await cached.create(
+            address="8" + "B" * 94,
+            subaddr_index=7,
+            amount=1,
+            description="",
+            callback_url=None,
+            return_url=None,
+            link_id="ln_0123456789abcdef",
+        )
+
+    asyncio.run(create())
+    assert store.requests["8" + "B" * 94].link == "ln_0123456789abcdef"

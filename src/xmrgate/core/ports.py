@@ -91,6 +91,7 @@ class PaymentRepository(Protocol):
         underpay_tolerance: int = 0,
         status: str = "waiting",
         price: Quote | None = None,
+        link_id: str | None = None,
     ) -> PaymentRequest:
         """Insert; raises SubaddressTaken when the index is already used."""
         ...

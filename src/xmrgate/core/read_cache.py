@@ -115,6 +115,7 @@ class CachedPayments:
         underpay_tolerance: int = 0,
         status: str = "waiting",
         price: Quote | None = None,
+        link_id: str | None = None,
     ) -> PaymentRequest:
         """Insert (new requests are never cached before they exist)."""
         return await self._store.create(
@@ -128,6 +129,7 @@ class CachedPayments:
             underpay_tolerance=underpay_tolerance,
             status=status,
             price=price,
+            link_id=link_id,
         )
 
     async def highest_subaddr_index(self) -> int:

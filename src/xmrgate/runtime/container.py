@@ -85,6 +85,8 @@ class Services:
     url_guard: UrlGuard
     gateway: Gateway
     retention: RetentionStore
+    # The requests payment links made and nobody paid, pruned by the housekeeping.
+    link_requests: SqlLinkStore
     sync_store: SqlSyncStore
     pool_store: SqlAddressPool
     address_pool: AddressPool
@@ -333,6 +335,7 @@ class Services:
             url_guard=url_guard,
             gateway=gateway,
             retention=RetentionStore(db, settings.retention),
+            link_requests=SqlLinkStore(db, DEFAULT_STORE),
             sync_store=sync_store,
             pool_store=pool_store,
             address_pool=address_pool,

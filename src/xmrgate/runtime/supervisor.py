@@ -11,6 +11,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Coroutine
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from xmrgate.core.address_pool import first_of
@@ -22,6 +23,8 @@ log = logging.getLogger(__name__)
 
 # How often sent refunds are checked for their block (at most; sooner with a short poll).
 REFUNDS_EVERY = 10.0
+# Unpaid link requests deleted per statement by the housekeeping.
+LINK_PRUNE_BATCH = 500
 
 # Seconds between the starts of two start-up attempts to reach the wallet, at least
 # (requests ask for attempts: a flood of them while wallet-rpc is down makes 4 a second).
@@ -93,10 +96,25 @@ class Supervisor:
                 pruned = await self._services.retention.prune()
                 if any((pruned.events, pruned.idempotency_keys, pruned.orphan_transfers)):
                     log.info("retention: deleted %s", pruned)
+                links = await self._prune_link_requests()
+                if links:
+                    log.info("retention: deleted %d unpaid requests of payment links", links)
             except XmrgateError as exc:
                 log.warning("housekeeping failed: %s", exc.message)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), timeout=self._housekeeping_every)
+
+    async def _prune_link_requests(self) -> int:
+        """Unpaid requests of payment links, ``--link-prune-after`` past their expiry, in
+        batches (each its own short transaction: SQLite's write lock is never held long)."""
+        s = self._services
+        before = datetime.now(UTC) - timedelta(seconds=s.settings.link_prune_after)
+        total = 0
+        while True:
+            deleted = await s.link_requests.prune_unpaid(before, LINK_PRUNE_BATCH)
+            total += deleted
+            if deleted < LINK_PRUNE_BATCH:
+                return total
 
     async def _refunds(self) -> None:
         """Expire unclaimed refund links and confirm mined refunds, store by store (a
