@@ -160,6 +160,34 @@ def test_payouts_are_refused_with_409_and_nothing_is_journaled(
     assert view_gateway.get("/payouts").json()["payouts"] == []
 
 
+def test_a_claimed_refund_is_not_sent_from_a_view_only_wallet(
+    view_gateway: Gateway, devnet: Devnet
+) -> None:
+    """Refunds (issue 20): a view-only wallet cannot send one (409, as payouts), the
+    refund stays claimed with nothing journaled; the merchant pays it by hand instead
+    (``POST /refunds/{id}/paid``, tested in test_refunds.py)."""
+    address = view_gateway.receive(XMR // 4, description="refunded")["address"]
+    devnet.pay(address, XMR // 4, mine_blocks=1)
+    view_gateway.wait_status(address, lambda s: any(t["height"] > 0 for t in s["transactions"]))
+    made = view_gateway.post(f"/receive/{address}/refunds", json={"reason": "view-only"})
+    assert made.status_code == 200, made.text
+    refund = made.json()
+    assert refund["amount"] == XMR // 4, "everything it received"
+    claimed = view_gateway.client.post(
+        refund["claim_url"],
+        data={"address": devnet.funder_address},
+        headers={"Origin": view_gateway.url},
+    )
+    assert claimed.status_code == 200, claimed.text
+    refused = view_gateway.post(f"/refunds/{refund['id']}/send")
+    assert refused.status_code == 409, refused.text
+    assert "view-only" in refused.json()["message"], refused.text
+    after = view_gateway.get(f"/refunds/{refund['id']}").json()
+    assert (after["status"], after["tx_hash_list"]) == ("claimed", [])
+    assert after["claim_address"] == devnet.funder_address
+    assert view_gateway.get("/payouts").json()["payouts"] == []
+
+
 def test_mode_is_detected_again_after_a_reopen(
     view_gateway: Gateway, colds: Callable[[str], ColdWallet]
 ) -> None:
