@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
@@ -46,6 +46,7 @@ from xmrgate.domain.refunds import (
 from xmrgate.web.checkout.page import Brand, security_headers
 from xmrgate.web.checkout.routes import _brand
 from xmrgate.web.deps import PublicGatewayDep
+from xmrgate.web.form_origin import PUBLIC_FORM_REFERRER, is_cross_origin
 from xmrgate.web.limits import SlidingWindow, client_key
 from xmrgate.web.refund_page.page import (
     content_security_policy,
@@ -64,7 +65,6 @@ WINDOW = 60.0
 #: both take the same path); 32 characters of the token alphabet, never issued.
 DECOY_TOKEN = "0" * 32
 FORM_TYPE = "application/x-www-form-urlencoded"
-DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def _now() -> datetime:
@@ -80,6 +80,8 @@ def _page(
     retry_after: int | None = None,
 ) -> HTMLResponse:
     headers = security_headers(content_security_policy(brand, form=form))
+    # Not no-referrer: under it Chromium posts the page's own form with Origin: null.
+    headers["Referrer-Policy"] = PUBLIC_FORM_REFERRER
     if retry_after is not None:
         headers["Retry-After"] = str(retry_after)
     return HTMLResponse(html, status_code=status, headers=headers)
@@ -181,43 +183,6 @@ def _failure(exc: XmrgateError, brand: Brand | None = None) -> HTMLResponse:
     )
 
 
-def _origin(url: str | None) -> str | None:
-    """``scheme://host[:port]``, lowercase, without the scheme's default port."""
-    if not url:
-        return None
-    try:
-        parts = urlsplit(url.strip())
-        port = parts.port
-    except ValueError:
-        return None
-    scheme = parts.scheme.lower()
-    if scheme not in DEFAULT_PORTS or not parts.hostname:
-        return None
-    host = parts.hostname.lower()
-    if ":" in host:
-        host = f"[{host}]"
-    return f"{scheme}://{host}" + ("" if port in (None, DEFAULT_PORTS[scheme]) else f":{port}")
-
-
-def own_origins(request: Request) -> set[str]:
-    """The origins this page is served from: the request's, and ``--public-url``'s."""
-    found = {_origin(str(request.base_url))}
-    found.add(_origin(getattr(request.app.state, "public_url", None)))
-    return {o for o in found if o is not None}
-
-
-def is_cross_origin(request: Request) -> bool:
-    """A post from another site: ``Sec-Fetch-Site: cross-site``, or an ``Origin`` (even
-    ``null``) that is not this page's. No ``Origin`` at all (old browsers, curl) passes."""
-    if request.headers.get("sec-fetch-site", "").strip().lower() == "cross-site":
-        return True
-    origin = request.headers.get("origin")
-    if origin is None:
-        return False
-    found = _origin(origin)
-    return found is None or found not in own_origins(request)
-
-
 async def _read_form(request: Request) -> bytes | None:
     """The body, or None when it is over ``MAX_FORM_BYTES`` (read no further)."""
     length = request.headers.get("content-length")
@@ -293,7 +258,7 @@ def build_router(
     @router.post("/refund/{token:path}", response_class=HTMLResponse, include_in_schema=False)
     async def claim_refund(token: str, request: Request, gateway: PublicGatewayDep) -> HTMLResponse:
         """The customer's address for the refund: claimed once, or the reason it is not."""
-        if is_cross_origin(request):
+        if is_cross_origin(request, getattr(request.app.state, "public_url", None)):
             return _page(
                 render_message(
                     "This form was sent from another site",
