@@ -33,17 +33,19 @@ from xmrgate.web.api.errors import install_error_handlers
 from xmrgate.web.api.security import ApiKeyGate, BodySizeLimit, HeaderLimits
 from xmrgate.web.checkout.routes import build_router
 from xmrgate.web.http_metrics import HttpMetrics
+from xmrgate.web.link_page.routes import build_router as build_link_page_router
 from xmrgate.web.refund_page.routes import build_router as build_refund_page_router
 
-# The customers' pages (checkout, refund claim): never the X-MoneroPay-Address header.
-CUSTOMER_PREFIXES = ("/pay/", "/refund/")
+# The customers' pages (checkout, refund claim, payment link): never the
+# X-MoneroPay-Address header.
+CUSTOMER_PREFIXES = ("/pay/", "/refund/", "/l/")
 
 
 class MoneroPayHeaders:
     """Adds ``X-MoneroPay-Address: <primary address>`` to API answers, as MoneroPay does.
 
-    Not on the customers' pages (``/pay/``, ``/refund/``): customers need not learn the
-    merchant's primary address. A plain ASGI middleware: cheaper than
+    Not on the customers' pages (``/pay/``, ``/refund/``, ``/l/``): customers need not
+    learn the merchant's primary address. A plain ASGI middleware: cheaper than
     BaseHTTPMiddleware on the hot read path.
     """
 
@@ -171,6 +173,8 @@ def create_app(
         app.include_router(build_router(settings))
         # The customer's refund claim page goes with the checkout (--no-checkout: neither).
         app.include_router(build_refund_page_router())
+        # So does the public page of payment links (the requests it makes go to /pay/).
+        app.include_router(build_link_page_router())
     if settings.admin:
         app.include_router(build_admin_router())
     app.openapi = lambda: _openapi_with_error_shape(app)  # type: ignore[method-assign]

@@ -1,10 +1,12 @@
-"""A small in-memory sliding-window limiter for the refund claim form (issue 20).
+"""A small in-memory sliding-window limiter for the public forms: the refund claim
+(issue 20, ``web/refund_page``) and "Pay" on a payment link (issue 21, ``web/link_page``).
 
-Each key (a client's address, a token's digest) may make ``limit`` attempts in any
+Each key (a client's address, a token's digest, a link) may make ``limit`` attempts in any
 ``window`` seconds. Memory is bounded twice: a key keeps at most ``limit`` timestamps,
 and at most ``max_keys`` keys are tracked (the least recently seen is forgotten first).
 One process, one limiter: several gateway processes each count their own share, which
-is still a bound on a flood (the database's conditional claim is what keeps one claim).
+is still a bound on a flood (the database's conditional claim is what keeps one claim;
+the pruning of expired unpaid requests is what empties the rows a flood of links made).
 """
 
 from __future__ import annotations

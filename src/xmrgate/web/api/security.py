@@ -19,9 +19,9 @@ from xmrgate.web.admin import SHELL_PATHS
 from xmrgate.web.api.errors import exception_response
 
 # Paths anyone may reach with keys configured: the health probe, the customer's pages
-# (checkout, refund claim), and the dashboard's shell (exact paths: it holds no data, its
-# JS calls the API with a key).
-PUBLIC_PREFIXES = ("/pay/", "/refund/")
+# (checkout, refund claim, payment link), and the dashboard's shell (exact paths: it
+# holds no data, its JS calls the API with a key).
+PUBLIC_PREFIXES = ("/pay/", "/refund/", "/l/")
 PUBLIC_PATHS = frozenset({"/health", *SHELL_PATHS})
 # A request with more headers, or more header bytes, than this is refused (431).
 MAX_HEADERS = 100
