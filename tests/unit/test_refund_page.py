@@ -245,6 +245,8 @@ def assert_safe(answer: Response) -> None:
     # same-origin, not no-referrer: the token never goes to another site, and Chromium
     # posts the page's own form with its real Origin (under no-referrer: "null").
     assert headers["referrer-policy"] == "same-origin"
+    # A <meta name="referrer"> would override the header in the browser.
+    assert 'name="referrer" content="no-referrer"' not in answer.text
     assert headers["x-content-type-options"] == "nosniff"
     assert "x-moneropay-address" not in headers
     html = answer.text

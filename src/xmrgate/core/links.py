@@ -28,7 +28,7 @@ from xmrgate.core.link_ports import LinkRepository
 from xmrgate.core.payment_requests import NewPaymentRequest, PaymentRequests, Pricing
 from xmrgate.core.ports import UrlGuard
 from xmrgate.domain.addresses import looks_like_address
-from xmrgate.domain.errors import AlreadyExists, Gone, InvalidInput, NotFound
+from xmrgate.domain.errors import AlreadyExists, InvalidInput, NotFound
 from xmrgate.domain.fiat import CURRENCY_DECIMALS, Price, parse_currency, parse_price
 from xmrgate.domain.invoice import MAX_EXPIRES_IN
 from xmrgate.domain.links import (
@@ -39,6 +39,8 @@ from xmrgate.domain.links import (
     SLUG,
     Link,
     LinkFields,
+    LinkInactive,
+    LinkUsedUp,
     check_slug,
     looks_like_link_id,
     new_link_id,
@@ -262,6 +264,13 @@ class Links:
             raise NotFound("no such link")
         return found
 
+    async def open_request(self, link: Link, address: str) -> bool:
+        """Is ``address`` a request ``link`` made that still waits for its money (unpaid,
+        nothing received, not expired)? Exactly when ``pay`` answers it again."""
+        if not looks_like_address(address):
+            return False
+        return await self._repo.open_request(link.id, address, self._clock())
+
     async def pay(
         self, link: Link, typed_amount: str | None, reuse: str | None
     ) -> tuple[PaymentRequest, bool]:
@@ -280,12 +289,8 @@ class Links:
                 f"link {link.id} is of store {link.store_id!r}, not {self._store_id!r}"
             )
         if not link.fields.active:
-            raise Gone("this link is not taking payments")
-        if (
-            reuse is not None
-            and looks_like_address(reuse)
-            and await self._repo.open_request(link.id, reuse, self._clock())
-        ):
+            raise LinkInactive("this link is not taking payments")
+        if reuse is not None and await self.open_request(link, reuse):
             try:
                 return await self._requests.get(reuse), True
             except NotFound:
@@ -299,16 +304,16 @@ class Links:
             if fresh is None:
                 raise NotFound("no such link")
             if not fresh.fields.active:
-                raise Gone("this link is not taking payments")
+                raise LinkInactive("this link is not taking payments")
             if fresh.fields.max_uses is not None and fresh.uses >= fresh.fields.max_uses:
-                raise Gone("this link has been used as often as it may be")
+                raise LinkUsedUp("this link has been used as often as it may be")
             return await self._requests.create(new), False
 
     def _new_request(self, link: Link, typed_amount: str | None) -> NewPaymentRequest:
         """The request ``link`` makes for this payer, its amount checked."""
         f = link.fields
         if f.max_uses is not None and link.uses >= f.max_uses:
-            raise Gone("this link has been used as often as it may be")
+            raise LinkUsedUp("this link has been used as often as it may be")
         base = NewPaymentRequest(
             amount=0,
             description=f.title,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from xmrgate.domain.errors import InvalidInput
+from xmrgate.domain.errors import Gone, InvalidInput
 from xmrgate.domain.money import DECIMALS, MAX_AMOUNT, PICONERO_PER_XMR
 
 #: ``/l/<slug>``: lowercase letters, digits and dashes, 3 to 64, not starting with a dash.
@@ -58,6 +58,14 @@ def parse_xmr(text: str) -> int:
     if piconero > MAX_AMOUNT:
         raise InvalidInput("the amount is more XMR than a payment request can hold")
     return piconero
+
+
+class LinkInactive(Gone):
+    """The link was turned off by the merchant (410)."""
+
+
+class LinkUsedUp(Gone):
+    """The link made its ``max_uses`` requests (410)."""
 
 
 def check_slug(slug: str) -> str:

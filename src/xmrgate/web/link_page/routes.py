@@ -49,7 +49,7 @@ from xmrgate.domain.errors import (
     WalletUnavailable,
     XmrgateError,
 )
-from xmrgate.domain.links import SLUG, Link, parse_xmr
+from xmrgate.domain.links import SLUG, Link, LinkUsedUp, parse_xmr
 from xmrgate.domain.records import PaymentRequest
 from xmrgate.web.checkout.page import Brand, security_headers
 from xmrgate.web.checkout.routes import _brand
@@ -154,7 +154,7 @@ def _failure(exc: XmrgateError, brand: Brand | None = None) -> HTMLResponse:
     if isinstance(exc, NotFound):
         return not_found_page()
     if isinstance(exc, Gone):
-        return gone_page(brand, used_up="used" in exc.message)
+        return gone_page(brand, used_up=isinstance(exc, LinkUsedUp))
     if isinstance(exc, Conflict):  # the store is disabled
         return _page(
             render_message(
@@ -283,11 +283,8 @@ def remembered(request: Request, link: Link) -> str | None:
 async def still_open(links: Links, link: Link, address: str, now: datetime) -> bool:
     """Is ``address`` a request ``link`` made that still waits for its money? Exactly the
     condition under which ``Links.pay`` answers it again (``reuse``) instead of making one.
-
-    ``Links`` has no public method for it, so this asks its repository (the same call
-    ``pay`` makes): one indexed read.
     """
-    return await links._repo.open_request(link.id, address, now)
+    return await links.open_request(link, address)
 
 
 def same_amount(link: Link, typed: str, made: PaymentRequest) -> bool:
