@@ -1,5 +1,5 @@
 /* xmrgate dashboard, part 5 of 5: the pages are hash routes (#/, #/requests,
- * #/request/<address>, #/refunds, #/payouts, #/new), so the gateway serves one static shell; every
+ * #/request/<address>, #/refunds, #/links, #/payouts, #/new), so the gateway serves one static shell; every
  * figure comes from an API call made with the key the operator typed in, on the store
  * chosen in the header's switcher (operators only). */
 (function () {
@@ -29,6 +29,9 @@
     } else if (path === "/refunds") {
       page = "refunds";
       run = function () { return P.refunds(gen); };
+    } else if (path === "/links") {
+      page = "links";
+      run = function () { return P.links(gen); };
     } else if (path === "/payouts") {
       page = "payouts";
       run = function () { return P.payouts(gen); };
