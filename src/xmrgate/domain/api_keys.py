@@ -16,7 +16,9 @@ from pathlib import Path
 # ``admin``: manage stores (``/stores``). Picking a store with ``X-Xmrgate-Store`` is not
 # a scope: every configured (operator) key may pick any store (``web/deps.py``), and its
 # scopes still limit what it does there; a store key acts on its own store only.
-SCOPES = frozenset({"read", "receive", "transfer", "refund", "admin"})
+# ``pos``: the point-of-sale screen's key (``web/api/pos.py``): it may make a sale and
+# follow it, nothing else (a till is a shared device).
+SCOPES = frozenset({"read", "receive", "transfer", "refund", "admin", "pos"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +60,8 @@ def _parse_entry(entry: str) -> ApiKey:
     unknown = scopes - SCOPES
     if unknown or len(rest) > 1:
         raise ValueError(
-            f"unknown API key scope {sorted(unknown)}; use read, receive, transfer, refund, admin"
+            f"unknown API key scope {sorted(unknown)}; "
+            "use read, receive, transfer, refund, admin, pos"
         )
     return ApiKey(digest=digest, label=label, scopes=scopes)
 

@@ -23,9 +23,10 @@ DEFAULT_STORE_NAME = "Default store"
 STORE_ID = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?")
 MAX_NAME = 100
 # The scopes a store key may hold; ``admin`` (managing stores) is for configured keys only.
-STORE_KEY_SCOPES = frozenset({"read", "receive", "transfer", "refund"})
-# A store key made without scopes gets these (``refund`` is asked for by name: refunds
-# came later, and a key made before them must not gain a power on upgrade).
+STORE_KEY_SCOPES = frozenset({"read", "receive", "transfer", "refund", "pos"})
+# A store key made without scopes gets these (``refund`` and ``pos`` are asked for by
+# name: they came later, and a key made before them must not gain a power on upgrade;
+# a till's key is ``pos`` alone).
 DEFAULT_STORE_KEY_SCOPES = frozenset({"read", "receive", "transfer"})
 # The prefix makes a leaked store key recognisable (secret scanners, logs).
 KEY_PREFIX = "xgs_"
@@ -135,7 +136,8 @@ def check_scopes(scopes: list[str] | None) -> frozenset[str]:
     unknown = chosen - STORE_KEY_SCOPES
     if unknown:
         raise ValueError(
-            f"a store key's scopes are read, receive, transfer and refund; not {sorted(unknown)}"
+            "a store key's scopes are read, receive, transfer, refund and pos; "
+            f"not {sorted(unknown)}"
         )
     return chosen
 

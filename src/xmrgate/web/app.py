@@ -20,6 +20,7 @@ from xmrgate.web.admin.routes import build_router as build_admin_router
 from xmrgate.web.api import (
     invoices,
     links,
+    pos,
     rates,
     receive,
     received,
@@ -34,6 +35,7 @@ from xmrgate.web.api.security import ApiKeyGate, BodySizeLimit, HeaderLimits
 from xmrgate.web.checkout.routes import build_router
 from xmrgate.web.http_metrics import HttpMetrics
 from xmrgate.web.link_page.routes import build_router as build_link_page_router
+from xmrgate.web.pos.routes import build_router as build_pos_router
 from xmrgate.web.refund_page.routes import build_router as build_refund_page_router
 
 # The customers' pages (checkout, refund claim, payment link): never the
@@ -155,6 +157,8 @@ def create_app(
     app.state.public_gateway = public_gateway
     # The base of refund claim links (web/api/refunds.py); None: each request's own.
     app.state.public_url = settings.public_url
+    # A point-of-sale sale priced in fiat expires with its rate lock (web/api/pos.py).
+    app.state.rate_lock = int(settings.rate_lock)
     install_error_handlers(app)
     app.include_router(invoices.router)
     app.include_router(receive.router)
@@ -167,6 +171,7 @@ def create_app(
     app.include_router(rates.router)
     app.include_router(refunds.router)
     app.include_router(links.router)
+    app.include_router(pos.router)
     if settings.metrics:
         app.include_router(status_routes.metrics_router)
     if settings.checkout:
@@ -177,6 +182,10 @@ def create_app(
         app.include_router(build_link_page_router())
     if settings.admin:
         app.include_router(build_admin_router())
+        if settings.checkout:
+            # The point-of-sale screen goes with the dashboard; it shows the checkout's
+            # QR code (/pay/<address>/qr.svg), so --no-checkout leaves it out too.
+            app.include_router(build_pos_router())
     app.openapi = lambda: _openapi_with_error_shape(app)  # type: ignore[method-assign]
     # The last added runs first: header limits, body limit, API key, MoneroPay header.
     app.add_middleware(

@@ -17,12 +17,13 @@ from xmrgate.domain.api_keys import ApiKey, find_key
 from xmrgate.domain.errors import BodyTooLarge, Forbidden, HeadersTooLarge, Unauthorized
 from xmrgate.web.admin import SHELL_PATHS
 from xmrgate.web.api.errors import exception_response
+from xmrgate.web.pos import SHELL_PATHS as POS_SHELL_PATHS
 
 # Paths anyone may reach with keys configured: the health probe, the customer's pages
-# (checkout, refund claim, payment link), and the dashboard's shell (exact paths: it
-# holds no data, its JS calls the API with a key).
+# (checkout, refund claim, payment link), and the shells of the dashboard and of the
+# point-of-sale screen (exact paths: they hold no data, their JS calls the API with a key).
 PUBLIC_PREFIXES = ("/pay/", "/refund/", "/l/")
-PUBLIC_PATHS = frozenset({"/health", *SHELL_PATHS})
+PUBLIC_PATHS = frozenset({"/health", *SHELL_PATHS, *POS_SHELL_PATHS})
 # A request with more headers, or more header bytes, than this is refused (431).
 MAX_HEADERS = 100
 MAX_HEADER_BYTES = 16 * 1024

@@ -1,0 +1,149 @@
+"""The point-of-sale screen in headless Chromium against a real regtest gateway.
+
+A till signs in with a ``pos`` key and charges 1 XMR on the keypad; a devnet wallet
+pays it: the screen says "Seen, waiting for the block" while the transaction is in the
+pool and "Paid" after one block (the device's default, 1 confirmation), without a
+reload. A second sale of 2 XMR gets 0.5 XMR, mined: the screen shows the 1.5 XMR still
+due. Screenshots go to ``test-artifacts/pos/regtest-*.png``.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from selenium.webdriver import Chrome as WebDriver
+from selenium.webdriver.common.by import By
+
+from testsupport.browser import start_chromium
+from testsupport.gateway import Gateway
+from xmrgate.devnet import Devnet
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "test-artifacts" / "pos"
+PHONE = (390, 844)
+XMR = 10**12
+OPERATOR_KEY = "pos-operator-key-0123456789"
+TILL_KEY = "pos-till-key-0123456789abcdef"
+WAIT = 20.0
+
+GATEWAY_ARGS = ["--api-key", f"{OPERATOR_KEY}:read {TILL_KEY}:pos"]
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.browser,
+    # The screen reads /pos/sales, built on the stored state that test_api covers on both
+    # backends; one backend keeps this browser test to one regtest wallet.
+    pytest.mark.parametrize("gateway", ["sqlite"], indirect=True),
+]
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    driver = start_chromium(profile, width=PHONE[0], height=PHONE[1], console=True)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def text(driver: WebDriver, selector: str) -> str:
+    found = driver.execute_script(
+        "var e = document.querySelector(arguments[0]);"
+        "return e && e.offsetParent !== null ? e.innerText : '';",
+        selector,
+    )
+    return " ".join(str(found).split())
+
+
+def wait_for(driver: WebDriver, what: str, check: Callable[[], Any]) -> Any:
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.1)
+    pytest.fail(f"no {what}; the page shows: {text(driver, 'main')!r}")
+
+
+def wait_text(driver: WebDriver, selector: str, wanted: str) -> None:
+    wait_for(driver, f"{selector} = {wanted!r}", lambda: text(driver, selector) == wanted)
+
+
+def click(driver: WebDriver, selector: str) -> None:
+    def done() -> bool:
+        found = [e for e in driver.find_elements(By.CSS_SELECTOR, selector) if e.is_displayed()]
+        if found:
+            found[0].click()
+        return bool(found)
+
+    wait_for(driver, f"{selector} to click", done)
+
+
+def charge(driver: WebDriver, *keys: str) -> str:
+    """Type ``keys`` on the keypad, Charge, and wait for the QR code; the sale's address."""
+    wait_text(driver, "#display", "0 XMR")
+    for key in keys:
+        click(driver, f'#keypad button[data-key="{key}"]')
+    click(driver, "#charge")
+    address = str(
+        wait_for(
+            driver,
+            "the sale in the URL",
+            lambda: (
+                driver.current_url.split("#sale=", 1)[1] if "#sale=" in driver.current_url else ""
+            ),
+        )
+    )
+    wait_for(
+        driver,
+        "the QR code",
+        lambda: driver.execute_script(
+            "var i = document.getElementById('qr'); return i.complete && i.naturalWidth > 0;"
+        ),
+    )
+    return address
+
+
+def screenshot(driver: WebDriver, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})
+    (ARTIFACTS / f"regtest-{name}.png").write_bytes(base64.b64decode(shot["data"]))
+
+
+def test_a_sale_paid_on_regtest_and_a_partial_one(
+    browser: WebDriver, gateway: Gateway, devnet: Devnet
+) -> None:
+    browser.get(f"{gateway.url}/pos")
+    wait_for(browser, "the sign-in form", lambda: text(browser, "#login h1"))
+    browser.find_element(By.ID, "api-key").send_keys(TILL_KEY)
+    click(browser, "#login button[type=submit]")
+
+    address = charge(browser, "1")
+    assert text(browser, "#state-text") == "Waiting for payment"
+    browser.execute_script("window.stillHere = 'yes';")
+    devnet.pay(address, XMR)  # in the pool, no block yet
+    wait_text(browser, "#state-text", "Seen, waiting for the block")
+    screenshot(browser, "seen")
+    devnet.mine(1)
+    wait_text(browser, "#state-text", "Paid")
+    assert text(browser, "#state-detail") == "1 XMR received, 1 confirmation"
+    assert browser.execute_script("return window.stillHere;") == "yes"  # never reloaded
+    screenshot(browser, "paid")
+
+    click(browser, "#new-sale")
+    partial = charge(browser, "2")
+    devnet.pay(partial, XMR // 2, mine_blocks=1)
+    wait_text(browser, "#state-text", "Partly paid: 1.5 XMR still due")
+    assert text(browser, "#sale-amount") == "1.5 XMR"
+    screenshot(browser, "partial")
+    # What the screen says is what the gateway stored.
+    body = gateway.get(f"/pos/sales/{partial}", headers={"Authorization": f"Bearer {TILL_KEY}"})
+    assert (body.json()["received"], body.json()["due"]) == (XMR // 2, 3 * XMR // 2)
+    errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]  # type: ignore[no-untyped-call]
+    assert errors == []

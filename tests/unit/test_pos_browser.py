@@ -1,0 +1,401 @@
+"""The point-of-sale screen (``/pos``) in headless Chromium, on the real app over fakes.
+
+The app is ``test_pos_api.PosSite`` (two stores on in-memory fakes, a fixed rate book)
+served by uvicorn on loopback; the till signs in with shop-a's ``pos`` key. A payment is
+a transfer the test adds to the fake store (in the pool, then mined); the page must
+follow by polling, never by a reload (a mark set in the page's window must survive).
+
+- Keypad to Charge to the QR code (the checkout's image, loaded), the amount and note;
+  a pool transfer shows "Seen, waiting for the block"; one confirmation shows "Paid".
+- A partial payment shows what is still due; a reload keeps the sale (it is in the URL).
+- The device's setting of confirmations (2: "Confirming 1 of 2" before "Paid").
+- A fiat price in the currency chosen once (kept on the device).
+- The last 20 sales of this device with their state; a sale of them opens again.
+- A key without ``pos`` is refused with a message saying so.
+
+Screenshots go to ``test-artifacts/pos/``; ``docs/img/pos-*.png`` (phone size, light and
+dark) are refreshed when XMRGATE_UPDATE_DOC_IMAGES=1. Needs Debian's chromium and
+chromium-driver; fails (never skips) without them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver import Chrome as WebDriver
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
+
+from tests.unit.test_pos_api import HEIGHT, SHOP_A, TILL_A, XMR, PosSite
+from testsupport.browser import start_chromium
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "test-artifacts" / "pos"
+DOCS_IMG = REPO / "docs" / "img"
+PHONE = (390, 844)
+WAIT = 15.0
+
+
+class Served:
+    """``PosSite``'s app served by uvicorn on its own loop in a thread."""
+
+    def __init__(self) -> None:
+        self.site = PosSite()
+        self.payments = self.site.payments["shop-a"]
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        config = uvicorn.Config(self.site.app, log_level="warning", lifespan="off")
+        self.server = uvicorn.Server(config)
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(
+            target=self.loop.run_until_complete, args=(self.server.serve(sockets=[sock]),)
+        )
+        self.thread.start()
+        deadline = time.monotonic() + WAIT
+        while not self.server.started and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert self.server.started, "uvicorn did not start"
+
+    def close(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+        self.loop.close()
+
+
+@pytest.fixture
+def served() -> Iterator[Served]:
+    found = Served()
+    try:
+        yield found
+    finally:
+        found.close()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    driver = start_chromium(profile, width=PHONE[0], height=PHONE[1], console=True)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def text(driver: WebDriver, selector: str) -> str:
+    found = driver.execute_script(
+        "var e = document.querySelector(arguments[0]);"
+        "return e && e.offsetParent !== null ? e.innerText : '';",
+        selector,
+    )
+    return " ".join(str(found).split())
+
+
+def wait_for(driver: WebDriver, what: str, check: Callable[[], Any]) -> Any:
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        try:
+            found = check()
+        except StaleElementReferenceException:
+            found = None
+        if found:
+            return found
+        time.sleep(0.05)
+    pytest.fail(f"no {what}; the page shows: {text(driver, 'main')!r}")
+
+
+def wait_text(driver: WebDriver, selector: str, wanted: str) -> None:
+    wait_for(driver, f"{selector} = {wanted!r}", lambda: text(driver, selector) == wanted)
+
+
+def click(driver: WebDriver, selector: str) -> None:
+    def done() -> bool:
+        found = [e for e in driver.find_elements(By.CSS_SELECTOR, selector) if e.is_displayed()]
+        if not found:
+            return False
+        found[0].click()
+        return True
+
+    wait_for(driver, f"{selector} to click", done)
+
+
+def keys(driver: WebDriver, *pressed: str) -> None:
+    for key in pressed:
+        click(driver, f'#keypad button[data-key="{key}"]')
+
+
+def sign_in(driver: WebDriver, served: Served, key: str = TILL_A) -> None:
+    driver.get(f"{served.url}/pos")
+    field = wait_for(driver, "the sign-in form", lambda: visible(driver, "#api-key"))
+    field.send_keys(key)
+    click(driver, "#login button[type=submit]")
+
+
+def visible(driver: WebDriver, selector: str) -> Any:
+    return next(
+        (e for e in driver.find_elements(By.CSS_SELECTOR, selector) if e.is_displayed()), None
+    )
+
+
+def sale_address(driver: WebDriver) -> str:
+    def found() -> str:
+        url = str(driver.current_url)
+        return url.split("#sale=", 1)[1] if "#sale=" in url else ""
+
+    return str(wait_for(driver, "the sale in the URL", found))
+
+
+def qr_loaded(driver: WebDriver) -> bool:
+    return bool(
+        driver.execute_script(
+            "var i = document.getElementById('qr');"
+            "return i.offsetParent !== null && i.complete && i.naturalWidth > 0;"
+        )
+    )
+
+
+def state(driver: WebDriver) -> str:
+    return str(driver.execute_script("return document.getElementById('sale-state').dataset.state;"))
+
+
+def recent(driver: WebDriver) -> list[dict[str, str]]:
+    found: list[dict[str, str]] = driver.execute_script(
+        "return Array.from(document.querySelectorAll('#recent li')).map(function (li) {"
+        "  return {address: li.dataset.address, state: li.dataset.state,"
+        "    text: li.innerText.replace(/\\s+/g, ' ').trim()}; });"
+    )
+    return found
+
+
+def emulate(driver: WebDriver, dark: bool) -> None:
+    width, height = PHONE
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": True},
+    )
+    driver.execute_cdp_cmd(
+        "Emulation.setEmulatedMedia",
+        {"features": [{"name": "prefers-color-scheme", "value": "dark" if dark else "light"}]},
+    )
+
+
+def screenshots(driver: WebDriver, name: str, docs: bool = True) -> None:
+    """Phone size, light and dark; nothing wider than the screen; docs/img on request."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    update = os.environ.get("XMRGATE_UPDATE_DOC_IMAGES") == "1"
+    try:
+        for dark in (False, True):
+            emulate(driver, dark)
+            time.sleep(0.15)
+            overflow = driver.execute_script(
+                "return document.documentElement.scrollWidth - window.innerWidth;"
+            )
+            assert overflow <= 0, f"{name} is {overflow}px wider than the phone's screen"
+            shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})
+            path = ARTIFACTS / f"{name}{'-dark' if dark else ''}.png"
+            path.write_bytes(base64.b64decode(shot["data"]))
+            if update and docs:
+                DOCS_IMG.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, DOCS_IMG / path.name)
+    finally:
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+        light = {"features": [{"name": "prefers-color-scheme", "value": "light"}]}
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", light)
+
+
+def page_errors(driver: WebDriver, *allowed: str) -> list[str]:
+    entries: list[dict[str, Any]] = driver.get_log("browser")  # type: ignore[no-untyped-call]
+    return [
+        str(e["message"])
+        for e in entries
+        if e["level"] == "SEVERE" and not any(a in e["message"] for a in allowed)
+    ]
+
+
+@pytest.fixture(autouse=True)
+def fresh_device(browser: WebDriver) -> Iterator[None]:
+    """Each test starts on a new device: nothing in local or session storage."""
+    yield
+    browser.execute_script("try { localStorage.clear(); sessionStorage.clear(); } catch (e) {}")
+
+
+# ------------------------------------------------------------------ the tests
+
+
+def test_a_sale_from_keypad_to_paid(browser: WebDriver, served: Served) -> None:
+    sign_in(browser, served)
+    wait_text(browser, "#store-name", "Café Alpha")
+    wait_text(browser, "#display", "0 XMR")
+    assert text(browser, "#no-sales") == "No sales yet."
+    keys(browser, "1", "2", "clear", "0", "0", "1", ".", "2", "5", "9", "back")
+    wait_text(browser, "#display", "1.25 XMR")
+    keys(browser, ".")  # a second point is ignored
+    wait_text(browser, "#display", "1.25 XMR")
+    visible(browser, "#note").send_keys("Table 4 <b>")
+    screenshots(browser, "pos-keypad")
+    click(browser, "#charge")
+
+    address = sale_address(browser)
+    request = served.payments.requests[address]
+    assert (request.amount, request.description) == (XMR * 5 // 4, "Table 4 <b>")
+    wait_for(browser, "the QR code", lambda: qr_loaded(browser))
+    wait_text(browser, "#sale-amount", "1.25 XMR")
+    assert text(browser, "#sale-note") == "Table 4 <b>"  # as text, never as HTML
+    assert state(browser) == "waiting"
+    assert text(browser, "#state-text") == "Waiting for payment"
+    assert text(browser, "#state-detail").startswith("Expires in 1")  # 15 minutes
+    browser.execute_script("window.stillHere = 'yes';")
+    screenshots(browser, "pos-qr")
+
+    served.payments.pay(address, XMR * 5 // 4)  # in the pool
+    wait_text(browser, "#state-text", "Seen, waiting for the block")
+    assert not qr_loaded(browser)
+    assert text(browser, "#state-detail") == "1.25 XMR received (in the pool)"
+    screenshots(browser, "pos-seen")
+
+    served.payments.mine(address, HEIGHT)
+    served.payments.height = HEIGHT + 1
+    wait_text(browser, "#state-text", "Paid")
+    assert state(browser) == "paid"
+    assert text(browser, "#state-detail") == "1.25 XMR received, 1 confirmation"
+    assert browser.execute_script("return window.stillHere;") == "yes"  # never reloaded
+    screenshots(browser, "pos-paid")
+
+    click(browser, "#new-sale")
+    wait_text(browser, "#display", "0 XMR")
+    assert not browser.current_url.endswith(address)
+    (listed,) = wait_for(browser, "the last sale", lambda: recent(browser))
+    assert listed["address"] == address and listed["state"] == "paid"
+    assert "1.25 XMR" in listed["text"] and "Paid" in listed["text"]
+    assert "Table 4 <b>" in listed["text"]
+    click(browser, f'#recent li[data-address="{address}"] a')
+    wait_text(browser, "#state-text", "Paid")
+    assert page_errors(browser) == []
+
+
+def test_a_partial_payment_and_a_reload(browser: WebDriver, served: Served) -> None:
+    sign_in(browser, served)
+    wait_text(browser, "#display", "0 XMR")
+    keys(browser, "2")
+    click(browser, "#charge")
+    address = sale_address(browser)
+    wait_for(browser, "the QR code", lambda: qr_loaded(browser))
+    first_qr = browser.find_element(By.ID, "qr").get_attribute("src")
+
+    served.payments.pay(address, XMR // 2, height=HEIGHT - 1)
+    wait_text(browser, "#state-text", "Partly paid: 1.5 XMR still due")
+    assert state(browser) == "partial"
+    assert text(browser, "#sale-amount") == "1.5 XMR"
+    assert text(browser, "#state-detail") == "0.5 XMR received. Scan again for the rest."
+    # A new QR code, for the rest.
+    wait_for(
+        browser,
+        "a QR code for the rest",
+        lambda: (
+            qr_loaded(browser)
+            and browser.find_element(By.ID, "qr").get_attribute("src") != first_qr
+        ),
+    )
+    screenshots(browser, "pos-partial")
+
+    browser.refresh()
+    wait_text(browser, "#state-text", "Partly paid: 1.5 XMR still due")
+    assert sale_address(browser) == address
+    wait_for(browser, "the QR code after the reload", lambda: qr_loaded(browser))
+
+    served.payments.pay(address, 3 * XMR // 2)
+    wait_text(browser, "#state-text", "Seen, waiting for the block")
+    served.payments.mine(address, HEIGHT + 1)
+    served.payments.height = HEIGHT + 2
+    wait_text(browser, "#state-text", "Paid")
+
+
+def test_the_devices_confirmations_and_a_fiat_price(browser: WebDriver, served: Served) -> None:
+    sign_in(browser, served)
+    wait_text(browser, "#display", "0 XMR")
+    click(browser, "#settings-open")
+    field = visible(browser, "#confirmations")
+    assert field.get_attribute("value") == "1"
+    field.clear()
+    field.send_keys("2")
+    click(browser, "#settings-close")
+    assert (
+        browser.execute_script("return localStorage.getItem('xmrgate.pos.confirmations');") == "2"
+    )
+
+    Select(visible(browser, "#currency")).select_by_value("EUR")
+    wait_text(browser, "#display", "0 EUR")
+    keys(browser, "7", ".", "5", "0", "9")  # EUR takes two decimals: the 9 is ignored
+    wait_text(browser, "#display", "7.50 EUR")
+    click(browser, "#charge")
+    address = sale_address(browser)
+    assert served.payments.requests[address].amount == XMR // 20
+    wait_text(browser, "#sale-price", "7.50 EUR")
+    assert text(browser, "#sale-amount") == "0.05 XMR"
+
+    served.payments.pay(address, XMR // 20, height=HEIGHT)
+    served.payments.height = HEIGHT + 1
+    wait_text(browser, "#state-text", "Confirming 1 of 2")
+    served.payments.height = HEIGHT + 2
+    wait_text(browser, "#state-text", "Paid")
+
+    # The currency stays chosen on this device, after a reload too.
+    click(browser, "#new-sale")
+    browser.refresh()
+    wait_text(browser, "#display", "0 EUR")
+
+
+def test_the_last_20_sales_of_this_device(browser: WebDriver, served: Served) -> None:
+    sign_in(browser, served)
+    wait_text(browser, "#display", "0 XMR")
+    older = [
+        {
+            "address": f"8Old{n:02d}",
+            "amount": str(n * XMR),
+            "note": f"old {n}",
+            "at": "2026-11-20T10:00:00Z",
+            "state": "paid",
+            "label": "Paid",
+        }
+        for n in range(1, 21)
+    ]
+    browser.execute_script(
+        "localStorage.setItem('xmrgate.pos.sales', arguments[0]);", json.dumps(older)
+    )
+    keys(browser, "3")
+    click(browser, "#charge")
+    address = sale_address(browser)
+    wait_for(browser, "the QR code", lambda: qr_loaded(browser))
+    click(browser, "#new-sale")
+    listed = wait_for(browser, "the list", lambda: recent(browser))
+    assert len(listed) == 20
+    assert listed[0]["address"] == address and listed[0]["state"] == "waiting"
+    assert "3 XMR" in listed[0]["text"] and "Waiting" in listed[0]["text"]
+    assert [x["address"] for x in listed[1:]] == [f"8Old{n:02d}" for n in range(1, 20)]
+    screenshots(browser, "pos-sales", docs=False)
+
+
+def test_a_key_without_pos_is_refused(browser: WebDriver, served: Served) -> None:
+    sign_in(browser, served, SHOP_A)
+    said = wait_for(browser, "the refusal", lambda: text(browser, "#login-error"))
+    assert "'pos' scope" in said
+    assert visible(browser, "#api-key") is not None
+    assert page_errors(browser, "status of 403") == []
