@@ -163,7 +163,8 @@ class Settings(RateSettings):
         None,
         description=(
             "Require bearer API keys: 'KEY[:scope+scope] ...' (scopes read, receive, "
-            "transfer; none = all) or '@FILE' with one key or sha256:<hex>[:scopes] per line."
+            "transfer, refund, pos, admin; none = all) or '@FILE' with one key or "
+            "sha256:<hex>[:scopes] per line."
         ),
         json_schema_extra={"flag": "api-key"},
     )

@@ -74,7 +74,10 @@ def _parser() -> argparse.ArgumentParser:
     key.add_argument(
         "--scopes",
         metavar="SCOPES",
-        help="what the key may do, joined with + (default: read+receive+transfer)",
+        help=(
+            "what the key may do, joined with + (read, receive, transfer, refund, pos; "
+            "default: read+receive+transfer)"
+        ),
     )
     listing = sub.add_parser("list", help="list the stores")
     listing.add_argument("--json", action="store_true", help='as JSON: {"stores": [...]}')
