@@ -117,6 +117,11 @@ def test_bad_invoice_fields_are_400(client: TestClient, extra: dict[str, Any]) -
         "cursor=MTIz",
         "created_after=yesterday",
         "created_after=2030-01-02T00:00:00Z&created_before=2030-01-01T00:00:00Z",
+        # A bare number is not an RFC 3339 time (pydantic's datetime took it as Unix time).
+        "created_before=456075261",
+        "created_after=2030-13-01T00:00:00Z",
+        # A cursor is only ever a next_cursor: never empty.
+        "cursor=",
     ],
 )
 def test_bad_list_queries_are_400(client: TestClient, query: str) -> None:

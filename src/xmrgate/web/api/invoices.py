@@ -16,6 +16,7 @@ from xmrgate.core.invoices import (
     ListQuery,
     decode_cursor,
 )
+from xmrgate.domain.errors import InvalidInput
 from xmrgate.domain.invoice import InvoiceStatus, displayed, unix
 from xmrgate.domain.payloads import record_json
 from xmrgate.domain.records import PaymentRequest
@@ -31,10 +32,26 @@ STATUS_HELP = "Only requests in these statuses (repeatable): " + ", ".join(
 )
 
 
-def _utc(value: datetime | None) -> datetime | None:
+# RFC 3339 (a zone-less time is read as UTC). Given as text with this pattern, not as
+# pydantic's datetime: that also takes a bare number as a Unix time, which the schema
+# does not promise (the OpenAPI fuzz test sends one and expects a 400).
+RFC3339 = (
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,9})?)?"
+    r"([Zz]|[+-][0-9]{2}:[0-9]{2})?$"
+)
+QueryTime = Annotated[
+    str | None, Query(pattern=RFC3339, max_length=40, description="RFC 3339, exclusive")
+]
+
+
+def _utc(text: str | None, name: str) -> datetime | None:
     """A query time; one without a zone is read as UTC."""
-    if value is None:
+    if text is None:
         return None
+    try:
+        value = datetime.fromisoformat(text.replace("z", "Z"))
+    except ValueError:
+        raise InvalidInput(f"{name} is not an RFC 3339 time") from None
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
@@ -53,10 +70,11 @@ def listed_json(request: PaymentRequest, now: datetime) -> dict[str, Any]:
 async def list_payment_requests(
     gateway: GatewayDep,
     status: Annotated[list[InvoiceStatus] | None, Query(description=STATUS_HELP)] = None,
-    created_after: Annotated[datetime | None, Query(description="RFC 3339, exclusive")] = None,
-    created_before: Annotated[datetime | None, Query(description="RFC 3339, exclusive")] = None,
+    created_after: QueryTime = None,
+    created_before: QueryTime = None,
     limit: Limit = DEFAULT_LIMIT,
-    cursor: Annotated[str | None, Query(max_length=200)] = None,
+    # Never empty: a cursor is only ever the ``next_cursor`` of the page before.
+    cursor: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
     search: Annotated[
         str | None,
         Query(
@@ -74,8 +92,8 @@ async def list_payment_requests(
     page = await gateway.invoices_required().find(
         ListQuery(
             statuses=frozenset(status or []),
-            created_after=_utc(created_after),
-            created_before=_utc(created_before),
+            created_after=_utc(created_after, "created_after"),
+            created_before=_utc(created_before, "created_before"),
             limit=limit,
             after_key=decode_cursor(cursor) if cursor else None,
             search=search or None,
