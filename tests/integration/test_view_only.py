@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.receiver import Receiver
+from tests.integration.test_refunds import pay_with_key
 from testsupport.gateway import Gateway, close_gateway
 from testsupport.postgres import create_pg_database
 from xmrgate.devnet import Devnet, WalletRpc
@@ -164,8 +165,9 @@ def test_a_claimed_refund_is_not_sent_from_a_view_only_wallet(
     view_gateway: Gateway, devnet: Devnet
 ) -> None:
     """Refunds (issue 20): a view-only wallet cannot send one (409, as payouts), the
-    refund stays claimed with nothing journaled; the merchant pays it by hand instead
-    (``POST /refunds/{id}/paid``, tested in test_refunds.py)."""
+    refund stays claimed with nothing journaled; the merchant pays it by hand from
+    another wallet and records it: the view-only wallet's ``check_tx_key`` proves it,
+    and the refund is confirmed after a block (the refusals: test_refunds.py)."""
     address = view_gateway.receive(XMR // 4, description="refunded")["address"]
     devnet.pay(address, XMR // 4, mine_blocks=1)
     view_gateway.wait_status(address, lambda s: any(t["height"] > 0 for t in s["transactions"]))
@@ -186,6 +188,20 @@ def test_a_claimed_refund_is_not_sent_from_a_view_only_wallet(
     assert (after["status"], after["tx_hash_list"]) == ("claimed", [])
     assert after["claim_address"] == devnet.funder_address
     assert view_gateway.get("/payouts").json()["payouts"] == []
+
+    tx_hash, tx_key = pay_with_key(devnet, devnet.funder_address, XMR // 4)
+    paid = view_gateway.post(
+        f"/refunds/{refund['id']}/paid", json={"tx_hash": tx_hash, "tx_key": tx_key}
+    )
+    assert paid.status_code == 200, paid.text
+    assert (paid.json()["status"], paid.json()["manual"]) == ("sent", True)
+    devnet.mine(1)
+    view_gateway.wait_for(
+        "the refund paid by hand to be confirmed",
+        lambda: view_gateway.get(f"/refunds/{refund['id']}").json(),
+        lambda r: r["status"] == "confirmed",
+        timeout=60,
+    )
 
 
 def test_mode_is_detected_again_after_a_reopen(
