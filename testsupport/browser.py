@@ -6,15 +6,24 @@ missing package fails the test instead of skipping it.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver import Chrome as WebDriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webelement import WebElement
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
+#: How long the waits below wait by default, in seconds.
+WAIT = 20.0
 CHROME_FLAGS = [
     "--headless=new",
     "--no-sandbox",
@@ -46,3 +55,104 @@ def start_chromium(profile: Path, *, width: int, height: int, console: bool = Fa
     driver = WebDriver(service=service, options=options)
     driver.set_page_load_timeout(30)
     return driver
+
+
+@contextmanager
+def chromium(
+    tmp_path_factory: pytest.TempPathFactory, size: tuple[int, int], *, console: bool = False
+) -> Iterator[WebDriver]:
+    """:func:`start_chromium` in a new profile folder with a window of ``size``, quit on
+    leaving; the body of a test module's ``browser`` fixture."""
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    driver = start_chromium(profile, width=size[0], height=size[1], console=console)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def css(driver: WebDriver | WebElement, selector: str) -> list[WebElement]:
+    """The elements that match the CSS ``selector``."""
+    return driver.find_elements(By.CSS_SELECTOR, selector)
+
+
+def visible_text(driver: WebDriver, selector: str) -> str:
+    """The text of the first element that matches, its white space collapsed; "" when
+    there is none or it is hidden."""
+    found = driver.execute_script(
+        "var e = document.querySelector(arguments[0]);"
+        "return e && e.offsetParent !== null ? e.innerText : '';",
+        selector,
+    )
+    return " ".join(str(found).split())
+
+
+def wait_for(
+    driver: WebDriver,
+    what: str,
+    check: Callable[[], Any],
+    *,
+    timeout: float = WAIT,
+    page: str = "main",
+) -> Any:
+    """Poll ``check`` until it gives something true, and give that; an element a redraw
+    replaced meanwhile (``StaleElementReferenceException``) counts as not yet. Fails
+    with "no ``what``" and the text of the page's ``page`` element."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            found = check()
+        except StaleElementReferenceException:
+            found = None
+        if found:
+            return found
+        time.sleep(0.05)
+    pytest.fail(f"no {what}; the page shows: {visible_text(driver, page)!r}")
+
+
+def wait_text(driver: WebDriver, selector: str, wanted: str, *, timeout: float = WAIT) -> None:
+    """Wait until :func:`visible_text` of ``selector`` is ``wanted``."""
+    wait_for(
+        driver,
+        f"{selector} = {wanted!r}",
+        lambda: visible_text(driver, selector) == wanted,
+        timeout=timeout,
+    )
+
+
+def displayed(driver: WebDriver, selector: str) -> WebElement | None:
+    """The first displayed element that matches, if any."""
+    return next((e for e in css(driver, selector) if e.is_displayed()), None)
+
+
+def shown(driver: WebDriver, selector: str, *, timeout: float = WAIT) -> WebElement:
+    """Wait for a displayed element that matches, and give it."""
+    found: WebElement = wait_for(
+        driver, selector, lambda: displayed(driver, selector), timeout=timeout
+    )
+    return found
+
+
+def click(driver: WebDriver, selector: str, *, timeout: float = WAIT) -> None:
+    """Click the first displayed element that matches, waiting for one (found again if a
+    redraw replaced it meanwhile)."""
+
+    def done() -> bool:
+        found = displayed(driver, selector)
+        if found is None:
+            return False
+        found.click()
+        return True
+
+    wait_for(driver, f"{selector} to click", done, timeout=timeout)
+
+
+def console_errors(driver: WebDriver, *allowed: str) -> list[str]:
+    """The page's console errors (needs ``console=True``) since the last call, but for
+    those that contain one of ``allowed``."""
+    entries: list[dict[str, Any]] = driver.get_log("browser")  # type: ignore[no-untyped-call]
+    return [
+        str(e["message"])
+        for e in entries
+        if e["level"] == "SEVERE" and not any(a in e["message"] for a in allowed)
+    ]

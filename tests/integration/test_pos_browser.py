@@ -9,28 +9,20 @@ due. Screenshots go to ``test-artifacts/pos/regtest-*.png``.
 
 from __future__ import annotations
 
-import base64
-import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
 from selenium.webdriver import Chrome as WebDriver
 from selenium.webdriver.common.by import By
 
-from testsupport.browser import start_chromium
+from testsupport.browser import chromium, click, console_errors, visible_text, wait_for, wait_text
 from testsupport.gateway import Gateway
+from testsupport.page_shots import ARTIFACTS, PHONE, viewport_png
 from xmrgate.devnet import Devnet
 
-REPO = Path(__file__).resolve().parents[2]
-ARTIFACTS = REPO / "test-artifacts" / "pos"
-PHONE = (390, 844)
 XMR = 10**12
 OPERATOR_KEY = "pos-operator-key-0123456789"
 TILL_KEY = "pos-till-key-0123456789abcdef"
-WAIT = 20.0
-
 GATEWAY_ARGS = ["--api-key", f"{OPERATOR_KEY}:read {TILL_KEY}:pos"]
 
 pytestmark = [
@@ -43,45 +35,11 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    driver = start_chromium(profile, width=PHONE[0], height=PHONE[1], console=True)
-    try:
+    with chromium(tmp_path_factory, PHONE, console=True) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
-def text(driver: WebDriver, selector: str) -> str:
-    found = driver.execute_script(
-        "var e = document.querySelector(arguments[0]);"
-        "return e && e.offsetParent !== null ? e.innerText : '';",
-        selector,
-    )
-    return " ".join(str(found).split())
-
-
-def wait_for(driver: WebDriver, what: str, check: Callable[[], Any]) -> Any:
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.1)
-    pytest.fail(f"no {what}; the page shows: {text(driver, 'main')!r}")
-
-
-def wait_text(driver: WebDriver, selector: str, wanted: str) -> None:
-    wait_for(driver, f"{selector} = {wanted!r}", lambda: text(driver, selector) == wanted)
-
-
-def click(driver: WebDriver, selector: str) -> None:
-    def done() -> bool:
-        found = [e for e in driver.find_elements(By.CSS_SELECTOR, selector) if e.is_displayed()]
-        if found:
-            found[0].click()
-        return bool(found)
-
-    wait_for(driver, f"{selector} to click", done)
+text = visible_text
 
 
 def charge(driver: WebDriver, *keys: str) -> str:
@@ -110,9 +68,7 @@ def charge(driver: WebDriver, *keys: str) -> str:
 
 
 def screenshot(driver: WebDriver, name: str) -> None:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})
-    (ARTIFACTS / f"regtest-{name}.png").write_bytes(base64.b64decode(shot["data"]))
+    viewport_png(driver, ARTIFACTS / "pos" / f"regtest-{name}.png")
 
 
 def test_a_sale_paid_on_regtest_and_a_partial_one(
@@ -148,5 +104,4 @@ def test_a_sale_paid_on_regtest_and_a_partial_one(
     # What the screen says is what the gateway stored.
     body = gateway.get(f"/pos/sales/{partial}", headers={"Authorization": f"Bearer {TILL_KEY}"})
     assert (body.json()["received"], body.json()["due"]) == (XMR // 2, 3 * XMR // 2)
-    errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]  # type: ignore[no-untyped-call]
-    assert errors == []
+    assert console_errors(browser) == []

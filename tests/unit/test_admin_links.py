@@ -24,25 +24,13 @@ fails (never skips) without them.
 
 from __future__ import annotations
 
-import asyncio
-import base64
-import os
-import shutil
-import socket
-import threading
-import time
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime
-from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 
 import pytest
-import uvicorn
-from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver import Chrome as WebDriver
-from selenium.webdriver.common.by import By
-from selenium.webdriver.remote.webelement import WebElement
 
 from tests.unit.fakes import (
     AllowAll,
@@ -52,8 +40,11 @@ from tests.unit.fakes import (
     FakePaymentStore,
     FakeWallet,
 )
-from testsupport.browser import start_chromium
+from testsupport.admin_page import page_errors, screenshots, text
+from testsupport.browser import chromium, click, css, shown, wait_for
 from testsupport.fake_links import FakeLinkPool, FakeLinkStore, LinkBook
+from testsupport.page_shots import DESKTOP
+from testsupport.served_app import ServedApp
 from xmrgate.config import Settings
 from xmrgate.core.gateway import Gateway
 from xmrgate.core.idempotency import Idempotency
@@ -70,15 +61,8 @@ from xmrgate.web.app import create_app
 
 pytestmark = pytest.mark.browser
 
-T = TypeVar("T")
 READER = "reader-key-of-the-links-page"
 XMR = 10**12
-REPO = Path(__file__).resolve().parents[2]
-ARTIFACTS = REPO / "test-artifacts" / "admin"
-DOCS_IMG = REPO / "docs" / "img"
-PHONE = (390, 844)
-DESKTOP = (1280, 900)
-WAIT = 20.0
 
 
 class LinkListing:
@@ -99,7 +83,7 @@ class LinkListing:
         return found[: query.limit + 1]
 
 
-class Site:
+class Site(ServedApp):
     """The app over fakes, served by uvicorn on its own loop in a thread."""
 
     def __init__(self, with_links: bool = True, keys: list[ApiKey] | None = None) -> None:
@@ -131,24 +115,7 @@ class Site:
             links=self.links if with_links else None,
             api_keys=keys or [],
         )
-        app = create_app(Settings(), gateway)
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(
-            target=self.loop.run_until_complete, args=(self.server.serve(sockets=[sock]),)
-        )
-        self.thread.start()
-        deadline = time.monotonic() + WAIT
-        while not self.server.started and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert self.server.started, "uvicorn did not start"
-
-    def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run a use case on the server's loop (where its fakes live)."""
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(10)
+        super().__init__(create_app(Settings(), gateway))
 
     def link(self, title: str, slug: str | None = None, **fields: Any) -> Link:
         """A link made through the use case."""
@@ -165,29 +132,17 @@ class Site:
                 self.book.requests[request.address] = replace(request, status="paid")
         return request
 
-    def close(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
-        self.loop.close()
-
 
 @pytest.fixture
 def site() -> Iterator[Site]:
-    served = Site()
-    try:
+    with Site() as served:
         yield served
-    finally:
-        served.close()
 
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    driver = start_chromium(profile, width=DESKTOP[0], height=DESKTOP[1], console=True)
-    try:
+    with chromium(tmp_path_factory, DESKTOP, console=True) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 # ------------------------------------------------------------------ helpers
@@ -216,17 +171,6 @@ return Array.from(document.querySelectorAll(arguments[0])).map(function (r) {
 """
 
 
-def css(driver: WebDriver | WebElement, selector: str) -> list[WebElement]:
-    return driver.find_elements(By.CSS_SELECTOR, selector)
-
-
-def text(driver: WebDriver, selector: str) -> str:
-    found = driver.execute_script(
-        "var e = document.querySelector(arguments[0]); return e ? e.innerText : '';", selector
-    )
-    return str(found).strip()
-
-
 def rows(driver: WebDriver, selector: str = "tr[data-link]") -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = driver.execute_script(ROWS_JS, selector)
     return found
@@ -235,36 +179,6 @@ def rows(driver: WebDriver, selector: str = "tr[data-link]") -> list[dict[str, A
 def row(driver: WebDriver, link_id: str) -> dict[str, Any]:
     (found,) = rows(driver, f'#link-list tr[data-link="{link_id}"]')
     return found
-
-
-def wait_for(driver: WebDriver, what: str, check: Callable[[], Any]) -> Any:
-    """Poll ``check`` until it gives something true; fail saying what the page shows."""
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
-        try:
-            found = check()
-        except StaleElementReferenceException:
-            found = None
-        if found:
-            return found
-        time.sleep(0.05)
-    pytest.fail(f"no {what}; the page shows: {text(driver, '#main')!r}")
-
-
-def shown(driver: WebDriver, selector: str) -> WebElement:
-    return wait_for(  # type: ignore[no-any-return]
-        driver, selector, lambda: next((e for e in css(driver, selector) if e.is_displayed()), None)
-    )
-
-
-def click(driver: WebDriver, selector: str) -> None:
-    """Click the element, found again if a redraw replaced it meanwhile."""
-
-    def done() -> bool:
-        shown(driver, selector).click()
-        return True
-
-    wait_for(driver, f"{selector} to click", done)
 
 
 def open_page(driver: WebDriver, site: Site, ready: str) -> None:
@@ -285,68 +199,6 @@ def wait_active(driver: WebDriver, link_id: str, active: bool) -> None:
             == [str(active).lower()]
         ),
     )
-
-
-def page_errors(driver: WebDriver, *expected: int) -> list[str]:
-    """Console errors other than the browser's note about the refusals a test provokes
-    (and ``GET /stores``'s 404: a gateway without stores, which the header expects)."""
-    entries: list[dict[str, Any]] = driver.get_log("browser")  # type: ignore[no-untyped-call]
-    allowed = ["/stores - Failed to load resource"] + [f"status of {code}" for code in expected]
-    return [
-        str(e["message"])
-        for e in entries
-        if e["level"] == "SEVERE" and not any(a in e["message"] for a in allowed)
-    ]
-
-
-def emulate(driver: WebDriver, size: tuple[int, int], dark: bool = False) -> None:
-    width, height = size
-    driver.execute_cdp_cmd(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
-    )
-    driver.execute_cdp_cmd(
-        "Emulation.setEmulatedMedia",
-        {"features": [{"name": "prefers-color-scheme", "value": "dark" if dark else "light"}]},
-    )
-
-
-def screenshot(driver: WebDriver, name: str) -> Path:
-    """A full-page PNG into test-artifacts/admin/."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    metrics = driver.execute_cdp_cmd("Page.getLayoutMetrics", {})
-    viewport = metrics["cssLayoutViewport"]
-    height = max(metrics["cssContentSize"]["height"], viewport["clientHeight"])
-    clip = {"x": 0, "y": 0, "width": viewport["clientWidth"], "height": min(height, 2400)}
-    shot = driver.execute_cdp_cmd(
-        "Page.captureScreenshot",
-        {"format": "png", "captureBeyondViewport": True, "clip": {**clip, "scale": 1}},
-    )
-    path = ARTIFACTS / f"{name}.png"
-    path.write_bytes(base64.b64decode(shot["data"]))
-    return path
-
-
-def screenshots(driver: WebDriver, page: str, docs: bool = False) -> None:
-    """Phone and desktop, light and dark; nothing wider than a phone's screen."""
-    try:
-        for size, label in ((PHONE, "phone"), (DESKTOP, "desktop")):
-            for dark in (False, True):
-                emulate(driver, size, dark)
-                time.sleep(0.15)
-                overflow = driver.execute_script(
-                    "return document.documentElement.scrollWidth - window.innerWidth;"
-                )
-                assert overflow <= 0, f"{page} is {overflow}px wider than the {label} screen"
-                shot = screenshot(driver, f"{page}-{label}{'-dark' if dark else ''}")
-                update = os.environ.get("XMRGATE_UPDATE_DOC_IMAGES") == "1"
-                if docs and update and label == "desktop" and not dark:
-                    DOCS_IMG.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(shot, DOCS_IMG / f"admin-{page}.png")
-    finally:
-        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
-        emulate_clear = {"features": [{"name": "prefers-color-scheme", "value": "light"}]}
-        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", emulate_clear)
 
 
 def fill(driver: WebDriver, selector: str, value: str) -> None:

@@ -30,7 +30,7 @@ from selenium.webdriver import Chrome as WebDriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.select import Select
 
-from testsupport.browser import start_chromium
+from testsupport.browser import chromium
 from xmrgate.core.overview import DaemonFacts, OverviewReport, StoreFacts
 from xmrgate.core.wallet_status import HealthReport
 from xmrgate.domain.money import piconero_to_xmr
@@ -153,13 +153,9 @@ def site() -> Iterator[Site]:
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
     """Headless Chromium without the reviver's source text (see NO_SOURCE_TEXT)."""
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    driver = start_chromium(profile, width=1280, height=800)
-    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": NO_SOURCE_TEXT})
-    try:
+    with chromium(tmp_path_factory, (1280, 800)) as driver:
+        driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": NO_SOURCE_TEXT})
         yield driver
-    finally:
-        driver.quit()
 
 
 def texts(driver: WebDriver, selector: str) -> list[str]:

@@ -24,27 +24,16 @@ chromium-driver; fails (never skips) without them.
 
 from __future__ import annotations
 
-import asyncio
-import base64
 import hashlib
-import os
 import re
-import shutil
-import socket
-import threading
 import time
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
-import uvicorn
-from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver import Chrome as WebDriver
-from selenium.webdriver.common.by import By
-from selenium.webdriver.remote.webelement import WebElement
 
 from tests.unit.fakes import (
     AllowAll,
@@ -54,9 +43,12 @@ from tests.unit.fakes import (
     FakePaymentStore,
     FakeWallet,
 )
-from testsupport.browser import start_chromium
+from testsupport.admin_page import page_errors, screenshots, text
+from testsupport.browser import chromium, click, css, shown, wait_for
 from testsupport.fake_refunds import FakeRefundStore, RefundBook
 from testsupport.monero_addresses import fake_address
+from testsupport.page_shots import DESKTOP
+from testsupport.served_app import ServedApp
 from xmrgate.config import Settings
 from xmrgate.core.gateway import Gateway
 from xmrgate.core.idempotency import Idempotency
@@ -74,14 +66,7 @@ from xmrgate.web.app import create_app
 
 pytestmark = pytest.mark.browser
 
-T = TypeVar("T")
 XMR = 10**12
-REPO = Path(__file__).resolve().parents[2]
-ARTIFACTS = REPO / "test-artifacts" / "admin"
-DOCS_IMG = REPO / "docs" / "img"
-PHONE = (390, 844)
-DESKTOP = (1280, 900)
-WAIT = 20.0
 
 
 @dataclass
@@ -101,7 +86,7 @@ class Payments(FakePaymentStore):
         return PaymentStatus(request, found.transfers, self.height)
 
 
-class Site:
+class Site(ServedApp):
     """The app over fakes, served by uvicorn on its own loop in a thread."""
 
     def __init__(self, with_refunds: bool = True) -> None:
@@ -124,24 +109,7 @@ class Site:
             identity=identity,
             refunds=self.refunds if with_refunds else None,
         )
-        app = create_app(Settings(), gateway)
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(
-            target=self.loop.run_until_complete, args=(self.server.serve(sockets=[sock]),)
-        )
-        self.thread.start()
-        deadline = time.monotonic() + WAIT
-        while not self.server.started and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert self.server.started, "uvicorn did not start"
-
-    def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run a use case on the server's loop (where its fakes live)."""
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(10)
+        super().__init__(create_app(Settings(), gateway))
 
     def request(self, received: int, expected: int = XMR) -> str:
         """A request that received ``received`` piconero in one unlocked transfer."""
@@ -184,29 +152,17 @@ class Site:
     def status_of(self, refund_id: str) -> str:
         return self.book.refunds[refund_id].status.value
 
-    def close(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
-        self.loop.close()
-
 
 @pytest.fixture
 def site() -> Iterator[Site]:
-    served = Site()
-    try:
+    with Site() as served:
         yield served
-    finally:
-        served.close()
 
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    driver = start_chromium(profile, width=DESKTOP[0], height=DESKTOP[1], console=True)
-    try:
+    with chromium(tmp_path_factory, DESKTOP, console=True) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 # ------------------------------------------------------------------ helpers
@@ -228,17 +184,6 @@ return Array.from(document.querySelectorAll(arguments[0])).map(function (r) {
 """
 
 
-def css(driver: WebDriver | WebElement, selector: str) -> list[WebElement]:
-    return driver.find_elements(By.CSS_SELECTOR, selector)
-
-
-def text(driver: WebDriver, selector: str) -> str:
-    found = driver.execute_script(
-        "var e = document.querySelector(arguments[0]); return e ? e.innerText : '';", selector
-    )
-    return str(found).strip()
-
-
 def rows(driver: WebDriver, selector: str = "tr[data-refund]") -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = driver.execute_script(ROWS_JS, selector)
     return found
@@ -247,36 +192,6 @@ def rows(driver: WebDriver, selector: str = "tr[data-refund]") -> list[dict[str,
 def row(driver: WebDriver, refund_id: str) -> dict[str, Any]:
     (found,) = rows(driver, f'tr[data-refund="{refund_id}"]')
     return found
-
-
-def wait_for(driver: WebDriver, what: str, check: Callable[[], Any]) -> Any:
-    """Poll ``check`` until it gives something true; fail saying what the page shows."""
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
-        try:
-            found = check()
-        except StaleElementReferenceException:
-            found = None
-        if found:
-            return found
-        time.sleep(0.05)
-    pytest.fail(f"no {what}; the page shows: {text(driver, '#main')!r}")
-
-
-def shown(driver: WebDriver, selector: str) -> WebElement:
-    return wait_for(  # type: ignore[no-any-return]
-        driver, selector, lambda: next((e for e in css(driver, selector) if e.is_displayed()), None)
-    )
-
-
-def click(driver: WebDriver, selector: str) -> None:
-    """Click the element, found again if a redraw replaced it meanwhile."""
-
-    def done() -> bool:
-        shown(driver, selector).click()
-        return True
-
-    wait_for(driver, f"{selector} to click", done)
 
 
 def row_status(driver: WebDriver, refund_id: str) -> str | None:
@@ -297,68 +212,6 @@ def open_page(driver: WebDriver, site: Site, fragment: str, ready: str) -> None:
 
 def act(driver: WebDriver, refund_id: str, action: str) -> None:
     click(driver, f'button[data-action="{action}"][data-refund="{refund_id}"]')
-
-
-def page_errors(driver: WebDriver, *expected: int) -> list[str]:
-    """Console errors other than the browser's note about the refusals a test provokes
-    (and ``GET /stores``'s 404: a gateway without stores, which the header expects)."""
-    entries: list[dict[str, Any]] = driver.get_log("browser")  # type: ignore[no-untyped-call]
-    allowed = ["/stores - Failed to load resource"] + [f"status of {code}" for code in expected]
-    return [
-        str(e["message"])
-        for e in entries
-        if e["level"] == "SEVERE" and not any(a in e["message"] for a in allowed)
-    ]
-
-
-def emulate(driver: WebDriver, size: tuple[int, int], dark: bool = False) -> None:
-    width, height = size
-    driver.execute_cdp_cmd(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
-    )
-    driver.execute_cdp_cmd(
-        "Emulation.setEmulatedMedia",
-        {"features": [{"name": "prefers-color-scheme", "value": "dark" if dark else "light"}]},
-    )
-
-
-def screenshot(driver: WebDriver, name: str) -> Path:
-    """A full-page PNG into test-artifacts/admin/."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    metrics = driver.execute_cdp_cmd("Page.getLayoutMetrics", {})
-    viewport = metrics["cssLayoutViewport"]
-    height = max(metrics["cssContentSize"]["height"], viewport["clientHeight"])
-    clip = {"x": 0, "y": 0, "width": viewport["clientWidth"], "height": min(height, 2400)}
-    shot = driver.execute_cdp_cmd(
-        "Page.captureScreenshot",
-        {"format": "png", "captureBeyondViewport": True, "clip": {**clip, "scale": 1}},
-    )
-    path = ARTIFACTS / f"{name}.png"
-    path.write_bytes(base64.b64decode(shot["data"]))
-    return path
-
-
-def screenshots(driver: WebDriver, page: str, docs: bool = False) -> None:
-    """Phone and desktop, light and dark; nothing wider than a phone's screen."""
-    try:
-        for size, label in ((PHONE, "phone"), (DESKTOP, "desktop")):
-            for dark in (False, True):
-                emulate(driver, size, dark)
-                time.sleep(0.15)
-                overflow = driver.execute_script(
-                    "return document.documentElement.scrollWidth - window.innerWidth;"
-                )
-                assert overflow <= 0, f"{page} is {overflow}px wider than the {label} screen"
-                shot = screenshot(driver, f"{page}-{label}{'-dark' if dark else ''}")
-                update = os.environ.get("XMRGATE_UPDATE_DOC_IMAGES") == "1"
-                if docs and update and label == "desktop" and not dark:
-                    DOCS_IMG.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(shot, DOCS_IMG / f"admin-{page}.png")
-    finally:
-        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
-        emulate_clear = {"features": [{"name": "prefers-color-scheme", "value": "light"}]}
-        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", emulate_clear)
 
 
 # ------------------------------------------------------------------ the tests

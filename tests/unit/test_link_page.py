@@ -18,12 +18,7 @@ and ``docs/img/link-open.png`` are refreshed when XMRGATE_UPDATE_DOC_IMAGES=1.
 from __future__ import annotations
 
 import asyncio
-import base64
-import os
 import re
-import shutil
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -34,7 +29,6 @@ from typing import Any, cast
 
 import httpx
 import pytest
-import uvicorn
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from httpx import Response
@@ -42,8 +36,10 @@ from selenium.webdriver import Chrome as WebDriver
 from selenium.webdriver.common.by import By
 
 from tests.unit.fakes import AllowAll, FakeOutbox, FakePaymentStore, FakeWallet
-from testsupport.browser import start_chromium
+from testsupport.browser import chromium
 from testsupport.fake_links import FakeLinkPool, FakeLinkStore, LinkBook
+from testsupport.page_shots import ARTIFACTS, PHONE, assert_fits, copy_to_docs, full_page_png
+from testsupport.served_app import ServedApp
 from xmrgate.config import Settings
 from xmrgate.core.gateway import Gateway
 from xmrgate.core.links import Links
@@ -68,10 +64,6 @@ PRIMARY = (
     "zL3iazF83v7qJSweJiN7AVMBrZ9gsW5PtfSZNfGTRT2PViky"
 )
 OPERATOR_KEY = "operator-key-for-the-link-page"
-REPO = Path(__file__).resolve().parents[2]
-ARTIFACTS = REPO / "test-artifacts" / "links"
-DOCS_IMG = REPO / "docs" / "img"
-PHONE = (390, 844)
 DOC_IMAGES = {"link-fixed", "link-open"}
 WAIT = 20.0
 
@@ -783,60 +775,33 @@ def test_no_checkout_means_no_link_page(tmp_path: Path, monkeypatch: pytest.Monk
 # ------------------------------------------------------------------ Chromium on a phone
 
 
-class Site:
+class Site(ServedApp):
     """The app over fakes, served by uvicorn on its own loop in a thread."""
 
     def __init__(self) -> None:
         parts = build_app()
         self.app, self.book, self.links = parts.app, parts.book, parts.links
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-        self.server = uvicorn.Server(uvicorn.Config(self.app, log_level="warning", lifespan="off"))
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(
-            target=self.loop.run_until_complete, args=(self.server.serve(sockets=[sock]),)
-        )
-        self.thread.start()
-        deadline = time.monotonic() + WAIT
-        while not self.server.started and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert self.server.started, "uvicorn did not start"
+        super().__init__(self.app, start_timeout=WAIT)
 
     def link(self, slug: str, store: str = "default", **fields: Any) -> Link:
-        made = asyncio.run_coroutine_threadsafe(
-            self.links[store].create(LinkFields(**fields), slug), self.loop
-        )
-        return made.result(10)
-
-    def close(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
-        self.loop.close()
+        return self.run(self.links[store].create(LinkFields(**fields), slug))
 
 
 @pytest.fixture
 def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Site]:
     monkeypatch.chdir(tmp_path)
-    served = Site()
-    try:
+    with Site() as served:
         yield served
-    finally:
-        served.close()
 
 
 @pytest.fixture
 def phone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    driver = start_chromium(profile, width=PHONE[0], height=PHONE[1])
-    driver.execute_cdp_cmd(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": PHONE[0], "height": PHONE[1], "deviceScaleFactor": 1, "mobile": True},
-    )
-    try:
+    with chromium(tmp_path_factory, PHONE) as driver:
+        driver.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": PHONE[0], "height": PHONE[1], "deviceScaleFactor": 1, "mobile": True},
+        )
         yield driver
-    finally:
-        driver.quit()
 
 
 def wait_for_checkout(driver: WebDriver, site: Site) -> str:
@@ -852,28 +817,14 @@ def wait_for_checkout(driver: WebDriver, site: Site) -> str:
 
 def screenshot(driver: WebDriver, name: str) -> None:
     """A full-page PNG into test-artifacts/links/, and docs/img/ when asked."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    metrics = driver.execute_cdp_cmd("Page.getLayoutMetrics", {})
-    viewport = metrics["cssLayoutViewport"]
-    height = max(metrics["cssContentSize"]["height"], viewport["clientHeight"])
-    clip = {"x": 0, "y": 0, "width": viewport["clientWidth"], "height": min(height, 2400)}
-    shot = driver.execute_cdp_cmd(
-        "Page.captureScreenshot",
-        {"format": "png", "captureBeyondViewport": True, "clip": {**clip, "scale": 1}},
-    )
-    path = ARTIFACTS / f"{name}.png"
-    path.write_bytes(base64.b64decode(shot["data"]))
-    if name in DOC_IMAGES and os.environ.get("XMRGATE_UPDATE_DOC_IMAGES") == "1":
-        DOCS_IMG.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, DOCS_IMG / f"{name}.png")
+    path = full_page_png(driver, ARTIFACTS / "links" / f"{name}.png")
+    if name in DOC_IMAGES:
+        copy_to_docs(path, f"{name}.png")
 
 
 def assert_fits_a_phone(driver: WebDriver) -> None:
     """Nothing wider than the screen; "Pay" (and the field) large enough to tap."""
-    overflow = driver.execute_script(
-        "return document.documentElement.scrollWidth - window.innerWidth;"
-    )
-    assert overflow <= 0, f"the page is {overflow}px wider than the phone"
+    assert_fits(driver, "the page", "phone")
     for element in driver.find_elements(By.CSS_SELECTOR, "button#pay, input#amount"):
         assert element.size["height"] >= 44 and element.size["width"] >= 44, element.size
 

@@ -20,121 +20,74 @@ chromium-driver; fails (never skips) without them.
 
 from __future__ import annotations
 
-import asyncio
-import base64
 import json
-import os
-import shutil
-import socket
-import threading
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
-from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver import Chrome as WebDriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
 from tests.unit.test_pos_api import HEIGHT, SHOP_A, TILL_A, XMR, PosSite
-from testsupport.browser import start_chromium
+from testsupport import browser as chrome
+from testsupport.browser import chromium, console_errors, displayed, visible_text
+from testsupport.page_shots import (
+    ARTIFACTS,
+    PHONE,
+    SETTLE,
+    assert_fits,
+    clear_emulation,
+    copy_to_docs,
+    emulate,
+    viewport_png,
+)
+from testsupport.served_app import ServedApp
 
 pytestmark = pytest.mark.browser
 
-REPO = Path(__file__).resolve().parents[2]
-ARTIFACTS = REPO / "test-artifacts" / "pos"
-DOCS_IMG = REPO / "docs" / "img"
-PHONE = (390, 844)
 WAIT = 15.0
 
 
-class Served:
+class Served(ServedApp):
     """``PosSite``'s app served by uvicorn on its own loop in a thread."""
 
     def __init__(self) -> None:
         self.site = PosSite()
         self.payments = self.site.payments["shop-a"]
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-        config = uvicorn.Config(self.site.app, log_level="warning", lifespan="off")
-        self.server = uvicorn.Server(config)
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(
-            target=self.loop.run_until_complete, args=(self.server.serve(sockets=[sock]),)
-        )
-        self.thread.start()
-        deadline = time.monotonic() + WAIT
-        while not self.server.started and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert self.server.started, "uvicorn did not start"
-
-    def close(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
-        self.loop.close()
+        super().__init__(self.site.app, start_timeout=WAIT)
 
 
 @pytest.fixture
 def served() -> Iterator[Served]:
-    found = Served()
-    try:
+    with Served() as found:
         yield found
-    finally:
-        found.close()
 
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    driver = start_chromium(profile, width=PHONE[0], height=PHONE[1], console=True)
-    try:
+    with chromium(tmp_path_factory, PHONE, console=True) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 # ------------------------------------------------------------------ helpers
 
 
-def text(driver: WebDriver, selector: str) -> str:
-    found = driver.execute_script(
-        "var e = document.querySelector(arguments[0]);"
-        "return e && e.offsetParent !== null ? e.innerText : '';",
-        selector,
-    )
-    return " ".join(str(found).split())
+text = visible_text
 
 
 def wait_for(driver: WebDriver, what: str, check: Callable[[], Any]) -> Any:
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
-        try:
-            found = check()
-        except StaleElementReferenceException:
-            found = None
-        if found:
-            return found
-        time.sleep(0.05)
-    pytest.fail(f"no {what}; the page shows: {text(driver, 'main')!r}")
+    """Poll ``check`` until it gives something true (for at most WAIT seconds)."""
+    return chrome.wait_for(driver, what, check, timeout=WAIT)
 
 
 def wait_text(driver: WebDriver, selector: str, wanted: str) -> None:
-    wait_for(driver, f"{selector} = {wanted!r}", lambda: text(driver, selector) == wanted)
+    chrome.wait_text(driver, selector, wanted, timeout=WAIT)
 
 
 def click(driver: WebDriver, selector: str) -> None:
-    def done() -> bool:
-        found = [e for e in driver.find_elements(By.CSS_SELECTOR, selector) if e.is_displayed()]
-        if not found:
-            return False
-        found[0].click()
-        return True
-
-    wait_for(driver, f"{selector} to click", done)
+    chrome.click(driver, selector, timeout=WAIT)
 
 
 def keys(driver: WebDriver, *pressed: str) -> None:
@@ -144,15 +97,9 @@ def keys(driver: WebDriver, *pressed: str) -> None:
 
 def sign_in(driver: WebDriver, served: Served, key: str = TILL_A) -> None:
     driver.get(f"{served.url}/pos")
-    field = wait_for(driver, "the sign-in form", lambda: visible(driver, "#api-key"))
+    field = wait_for(driver, "the sign-in form", lambda: displayed(driver, "#api-key"))
     field.send_keys(key)
     click(driver, "#login button[type=submit]")
-
-
-def visible(driver: WebDriver, selector: str) -> Any:
-    return next(
-        (e for e in driver.find_elements(By.CSS_SELECTOR, selector) if e.is_displayed()), None
-    )
 
 
 def sale_address(driver: WebDriver) -> str:
@@ -185,49 +132,21 @@ def recent(driver: WebDriver) -> list[dict[str, str]]:
     return found
 
 
-def emulate(driver: WebDriver, dark: bool) -> None:
-    width, height = PHONE
-    driver.execute_cdp_cmd(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": True},
-    )
-    driver.execute_cdp_cmd(
-        "Emulation.setEmulatedMedia",
-        {"features": [{"name": "prefers-color-scheme", "value": "dark" if dark else "light"}]},
-    )
-
-
 def screenshots(driver: WebDriver, name: str, docs: bool = True) -> None:
     """Phone size, light and dark; nothing wider than the screen; docs/img on request."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    update = os.environ.get("XMRGATE_UPDATE_DOC_IMAGES") == "1"
     try:
         for dark in (False, True):
-            emulate(driver, dark)
-            time.sleep(0.15)
-            overflow = driver.execute_script(
-                "return document.documentElement.scrollWidth - window.innerWidth;"
-            )
-            assert overflow <= 0, f"{name} is {overflow}px wider than the phone's screen"
-            shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})
-            path = ARTIFACTS / f"{name}{'-dark' if dark else ''}.png"
-            path.write_bytes(base64.b64decode(shot["data"]))
-            if update and docs:
-                DOCS_IMG.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(path, DOCS_IMG / path.name)
+            emulate(driver, PHONE, dark)
+            time.sleep(SETTLE)
+            assert_fits(driver, name, "phone's screen")
+            path = viewport_png(driver, ARTIFACTS / "pos" / f"{name}{'-dark' if dark else ''}.png")
+            if docs:
+                copy_to_docs(path, path.name)
     finally:
-        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
-        light = {"features": [{"name": "prefers-color-scheme", "value": "light"}]}
-        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", light)
+        clear_emulation(driver)
 
 
-def page_errors(driver: WebDriver, *allowed: str) -> list[str]:
-    entries: list[dict[str, Any]] = driver.get_log("browser")  # type: ignore[no-untyped-call]
-    return [
-        str(e["message"])
-        for e in entries
-        if e["level"] == "SEVERE" and not any(a in e["message"] for a in allowed)
-    ]
+page_errors = console_errors
 
 
 @pytest.fixture(autouse=True)
@@ -249,7 +168,7 @@ def test_a_sale_from_keypad_to_paid(browser: WebDriver, served: Served) -> None:
     wait_text(browser, "#display", "1.25 XMR")
     keys(browser, ".")  # a second point is ignored
     wait_text(browser, "#display", "1.25 XMR")
-    visible(browser, "#note").send_keys("Table 4 <b>")
+    displayed(browser, "#note").send_keys("Table 4 <b>")
     screenshots(browser, "pos-keypad")
     click(browser, "#charge")
 
@@ -332,7 +251,7 @@ def test_the_devices_confirmations_and_a_fiat_price(browser: WebDriver, served: 
     sign_in(browser, served)
     wait_text(browser, "#display", "0 XMR")
     click(browser, "#settings-open")
-    field = visible(browser, "#confirmations")
+    field = displayed(browser, "#confirmations")
     assert field.get_attribute("value") == "1"
     field.clear()
     field.send_keys("2")
@@ -341,7 +260,7 @@ def test_the_devices_confirmations_and_a_fiat_price(browser: WebDriver, served: 
         browser.execute_script("return localStorage.getItem('xmrgate.pos.confirmations');") == "2"
     )
 
-    Select(visible(browser, "#currency")).select_by_value("EUR")
+    Select(displayed(browser, "#currency")).select_by_value("EUR")
     wait_text(browser, "#display", "0 EUR")
     keys(browser, "7", ".", "5", "0", "9")  # EUR takes two decimals: the 9 is ignored
     wait_text(browser, "#display", "7.50 EUR")
@@ -397,5 +316,5 @@ def test_a_key_without_pos_is_refused(browser: WebDriver, served: Served) -> Non
     sign_in(browser, served, SHOP_A)
     said = wait_for(browser, "the refusal", lambda: text(browser, "#login-error"))
     assert "'pos' scope" in said
-    assert visible(browser, "#api-key") is not None
+    assert displayed(browser, "#api-key") is not None
     assert page_errors(browser, "status of 403") == []
