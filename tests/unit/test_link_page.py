@@ -34,6 +34,7 @@ from fastapi.testclient import TestClient
 from httpx import Response
 from selenium.webdriver import Chrome as WebDriver
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.unit.fakes import AllowAll, FakeOutbox, FakePaymentStore, FakeWallet
 from testsupport.browser import chromium
@@ -881,7 +882,11 @@ def test_chromium_pays_an_open_amount_link_and_goes_back_to_it(
     field.clear()
     field.send_keys("0.001")
     phone.find_element(By.ID, "pay").click()
-    error = phone.find_element(By.ID, "amount-error")  # the form again, with the reason
+    # The form again, with the reason: wait for the answer's page (the click returns
+    # before the browser has loaded it).
+    error = WebDriverWait(phone, 10).until(
+        lambda d: next(iter(d.find_elements(By.ID, "amount-error")), None)
+    )
     assert "at least 0.01 XMR" in error.text
     assert phone.find_element(By.ID, "amount").get_attribute("value") == "0.001"
     assert_fits_a_phone(phone)

@@ -1,24 +1,19 @@
 """Rendering of a payment link's page: pure functions from a link to HTML and headers.
 
-The page is the checkout's (``web/checkout/page.py``): the same stylesheet, read from
-the checkout package and inlined, the store's name and accent (``Brand``), no foreign
-asset. It has no script at all: "Pay" is a plain HTML form posted to the page's own
-URL. The Content-Security-Policy allows exactly the inline style blocks, by their
-hashes, and lets a form post only to the page's own origin (``form-action 'self'``, on
-the form page alone; every other page has ``form-action 'none'``).
+The page is a public page (``web/public_page.py``): the checkout's stylesheet and the
+store's brand, no script at all ("Pay" is a plain HTML form posted to the page's own
+URL), and a CSP of exactly its inline style blocks. Here: what is the link page's own,
+its style block and its ``<main>`` (``templates/link.html``).
 """
 
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass
 from html import escape
-from importlib.resources import files
-from string import Template
 
 from xmrgate.domain.links import Link
 from xmrgate.domain.money import piconero_to_xmr
-from xmrgate.web.checkout.page import Brand, assets, csp_hash
+from xmrgate.web.checkout.page import Brand
+from xmrgate.web.public_page import PublicPage
 
 #: What the checkout's stylesheet lacks for the form: the field with its unit, the hint,
 #: the error, the notice of an unpaid payment and a large "Pay".
@@ -42,57 +37,15 @@ LINK_STYLE = (
     ".error { color: var(--accent); font-weight: 600; overflow-wrap: anywhere; }\n"
 )
 
-#: The heading of a page that belongs to no known link (404, 403, 429, 413).
-GENERIC_HEADING = "Monero payment"
-
-
-@dataclass(frozen=True, slots=True)
-class LinkAssets:
-    """The page's templates, read once."""
-
-    link: Template
-    message: Template
-
-
-def _read(name: str) -> str:
-    # HTML parsers turn CRLF into LF before hashing; do the same (as the checkout does).
-    text = (files("xmrgate.web.link_page") / "templates" / name).read_text(encoding="utf-8")
-    return text.replace("\r\n", "\n")
-
-
-@functools.cache
-def link_assets() -> LinkAssets:
-    """The templates from the package (cached after the first call)."""
-    return LinkAssets(link=Template(_read("link.html")), message=Template(_read("message.html")))
-
-
-def content_security_policy(brand: Brand | None = None, *, form: bool = False) -> str:
-    """The CSP of a link's page: its inline styles by hash, no script, no framing."""
-    brand_style = brand.style() if brand is not None else ""
-    styles = [assets().style_hash, csp_hash(LINK_STYLE)]
-    if brand_style:
-        styles.append(csp_hash(brand_style))
-    return "; ".join(
-        [
-            "default-src 'none'",
-            f"style-src {' '.join(styles)}",
-            "img-src data:",
-            "frame-ancestors 'none'",
-            "base-uri 'none'",
-            "form-action 'self'" if form else "form-action 'none'",
-        ]
-    )
-
-
-def _common(brand: Brand | None) -> dict[str, str]:
-    brand = brand or Brand()
-    brand_style = brand.style()
-    return {
-        "style": assets().style,
-        "link_style": LINK_STYLE,
-        "brand_style": f"<style>{brand_style}</style>" if brand_style else "",
-        "heading": escape(brand.name or GENERIC_HEADING),
-    }
+#: The link page: its templates, its style block, its ``<main>`` and its heading when
+#: no link is known (404, 403, 429, 413). The frame, the message page and the CSP are
+#: the public pages' (``web/public_page.py``).
+LINK_PAGE = PublicPage(
+    package="xmrgate.web.link_page",
+    style=LINK_STYLE,
+    main_id="link",
+    generic_heading="Monero payment",
+)
 
 
 def kind_of(link: Link) -> str:
@@ -180,23 +133,12 @@ def render_link_page(
         if resume_url
         else ""
     )
-    return link_assets().link.substitute(
-        _common(brand),
+    return LINK_PAGE.render(
+        "link.html",
+        brand,
         title=escape(f.title),
         kind=kind_of(link),
         description=description,
         resume=resume,
         amount=_amount_block(link, value, error),
-    )
-
-
-def render_message(
-    title: str, *paragraphs: str, brand: Brand | None = None, outcome: str = "refused"
-) -> str:
-    """A plain page: a title and a few paragraphs (escaped here), never a form."""
-    return link_assets().message.substitute(
-        _common(brand),
-        title=escape(title),
-        paragraphs="\n".join(f"<p>{escape(p)}</p>" for p in paragraphs),
-        outcome=outcome,
     )

@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal, InvalidOperation
-from urllib.parse import parse_qs, quote, urlsplit
+from urllib.parse import quote, urlsplit
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -54,17 +54,16 @@ from xmrgate.domain.records import PaymentRequest
 from xmrgate.web.checkout.page import Brand, security_headers
 from xmrgate.web.checkout.routes import _brand
 from xmrgate.web.deps import PublicGatewayDep
-from xmrgate.web.form_origin import PUBLIC_FORM_REFERRER, is_cross_origin
-from xmrgate.web.limits import SlidingWindow, client_key
-from xmrgate.web.link_page.page import (
-    content_security_policy,
-    kind_of,
-    render_link_page,
-    render_message,
+from xmrgate.web.limits import SlidingWindow
+from xmrgate.web.link_page.page import LINK_PAGE, kind_of, render_link_page
+from xmrgate.web.public_page import (
+    form_field,
+    receive_form,
+    sentence,
+    store_gateway,
+    utc_now,
 )
 
-#: The largest "Pay" form read (an amount is a few characters).
-MAX_FORM_BYTES = 4 * 1024
 #: "Pay" per client (an IPv4 address, an IPv6 /64) in WINDOW seconds. A person pays a
 #: link once or twice; ten a minute leaves room for mistyped amounts and a shared NAT,
 #: while one machine alone cannot take more than ten subaddresses a minute.
@@ -78,41 +77,26 @@ LINK_LIMIT = 60
 WINDOW = 60.0
 #: How long a client is asked to wait when the wallet, the pool or the rates are down.
 RETRY_UNAVAILABLE = 60
-FORM_TYPE = "application/x-www-form-urlencoded"
 #: The cookie that remembers this browser's request of a link: ``xg_link_<link id>``.
 COOKIE_PREFIX = "xg_link_"
+#: How every refusal of "Pay" begins: no request was made, nothing can be owed.
+NOTHING_MADE = "Nothing was made"
 _COOKIE_NAME = re.compile(r"^[A-Za-z0-9_]{1,40}$")
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
-def _page(
-    html: str,
-    status: int = 200,
-    *,
-    brand: Brand | None = None,
-    form: bool = False,
-    retry_after: int | None = None,
-) -> HTMLResponse:
-    headers = security_headers(content_security_policy(brand, form=form))
-    # Not no-referrer: under it browsers post the page's own form with Origin: null.
-    headers["Referrer-Policy"] = PUBLIC_FORM_REFERRER
-    if retry_after is not None:
-        headers["Retry-After"] = str(retry_after)
-    return HTMLResponse(html, status_code=status, headers=headers)
+# Every answer is a public page's (``web/public_page.py``): its headers, a CSP of exactly
+# the styles served, Retry-After; ``_message`` the plain page of a refusal or failure.
+_page = LINK_PAGE.response
+_message = LINK_PAGE.message_page
 
 
 def not_found_page() -> HTMLResponse:
     """The one page of an unknown or malformed slug (404)."""
-    return _page(
-        render_message(
-            "This payment link is not valid",
-            "There is no payment at this link. It may be mistyped or cut short: open it "
-            "exactly as you were given it.",
-        ),
+    return _message(
         404,
+        "This payment link is not valid",
+        "There is no payment at this link. It may be mistyped or cut short: open it "
+        "exactly as you were given it.",
     )
 
 
@@ -123,30 +107,18 @@ def gone_page(brand: Brand | None, used_up: bool) -> HTMLResponse:
         if used_up
         else "This link is not taking payments any more."
     )
-    return _page(
-        render_message(
-            "This payment link is closed",
-            text,
-            "Nothing was charged. If you meant to pay, contact the one who gave you the link.",
-            brand=brand,
-        ),
+    return _message(
         410,
+        "This payment link is closed",
+        text,
+        "Nothing was charged. If you meant to pay, contact the one who gave you the link.",
         brand=brand,
     )
 
 
 def too_many_page(wait: int, brand: Brand | None = None) -> HTMLResponse:
     """429: too many "Pay" from this client, or for this link, in the last minute."""
-    return _page(
-        render_message(
-            "Too many attempts",
-            "Nothing was made. Please wait a minute, then try again.",
-            brand=brand,
-        ),
-        429,
-        brand=brand,
-        retry_after=wait,
-    )
+    return LINK_PAGE.too_many(wait, NOTHING_MADE, brand)
 
 
 def _failure(exc: XmrgateError, brand: Brand | None = None) -> HTMLResponse:
@@ -156,13 +128,10 @@ def _failure(exc: XmrgateError, brand: Brand | None = None) -> HTMLResponse:
     if isinstance(exc, Gone):
         return gone_page(brand, used_up=isinstance(exc, LinkUsedUp))
     if isinstance(exc, Conflict):  # the store is disabled
-        return _page(
-            render_message(
-                "Payments are paused",
-                "The shop is not taking payments at the moment. Please try again later.",
-                brand=brand,
-            ),
+        return _message(
             409,
+            "Payments are paused",
+            "The shop is not taking payments at the moment. Please try again later.",
             brand=brand,
         )
     if isinstance(exc, WalletUnavailable | RatesUnavailable):
@@ -171,23 +140,17 @@ def _failure(exc: XmrgateError, brand: Brand | None = None) -> HTMLResponse:
             if isinstance(exc, RatesUnavailable)
             else "The shop's wallet cannot make a payment address right now."
         )
-        return _page(
-            render_message(
-                "Please try again in a minute",
-                f"{reason} Nothing was charged: go back and press Pay again in a minute.",
-                brand=brand,
-            ),
+        return _message(
             503,
+            "Please try again in a minute",
+            f"{reason} Nothing was charged: go back and press Pay again in a minute.",
             brand=brand,
             retry_after=RETRY_UNAVAILABLE,
         )
-    return _page(
-        render_message(
-            "Temporarily unavailable",
-            "This payment page cannot be used right now. Please reload it in a minute.",
-            brand=brand,
-        ),
+    return _message(
         503,
+        "Temporarily unavailable",
+        "This payment page cannot be used right now. Please reload it in a minute.",
         brand=brand,
         retry_after=30,
     )
@@ -203,42 +166,9 @@ def _closed(link: Link) -> bool | None:
     return None
 
 
-async def _read_form(request: Request) -> bytes | None:
-    """The body, or None when it is over ``MAX_FORM_BYTES`` (read no further)."""
-    length = request.headers.get("content-length")
-    if length is not None and (not length.strip().isdigit() or int(length) > MAX_FORM_BYTES):
-        return None
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_FORM_BYTES:
-            return None
-    return bytes(body)
-
-
 def amount_field(request: Request, body: bytes) -> str | None:
     """The form's ``amount`` (the first one); None when absent or not such a form."""
-    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if kind != FORM_TYPE:
-        return None
-    try:
-        fields = parse_qs(
-            body.decode("utf-8"), keep_blank_values=True, max_num_fields=20, errors="strict"
-        )
-    except (UnicodeDecodeError, ValueError):
-        return None
-    values = fields.get("amount")
-    return values[0] if values else None
-
-
-def _store_gateway(request: Request, store_id: str) -> Gateway:
-    """The Gateway of the link's store (the only one whose use case may pay it)."""
-    stores = getattr(request.app.state, "stores", None)
-    if stores is None:
-        gateway: Gateway = request.app.state.gateway
-        return gateway
-    chosen: Gateway = stores.gateway(store_id, writes=True)
-    return chosen
+    return form_field(request, body, "amount")
 
 
 def _public_url(request: Request) -> str | None:
@@ -303,7 +233,7 @@ def build_router(
     client_limit: int = CLIENT_LIMIT,
     link_limit: int = LINK_LIMIT,
     window: float = WINDOW,
-    now: Callable[[], datetime] = _now,
+    now: Callable[[], datetime] = utc_now,
 ) -> APIRouter:
     """The link page's routes, with their own limiters (one set per application)."""
     router = APIRouter(tags=["link page"])
@@ -321,7 +251,7 @@ def build_router(
         if address is None:
             return None
         try:
-            links = _store_gateway(request, link.store_id).links_required()
+            links = store_gateway(request, link.store_id).links_required()
             is_open = await still_open(links, link, address, now())
         except XmrgateError:
             return None
@@ -345,23 +275,16 @@ def build_router(
     @router.post("/l/{slug:path}", include_in_schema=False)
     async def pay_link(slug: str, request: Request, gateway: PublicGatewayDep) -> Response:
         """Make (or find again) this browser's payment request and go to its checkout."""
-        if is_cross_origin(request, _public_url(request)):
-            return _page(
-                render_message(
-                    "This form was sent from another site",
-                    "Nothing was made. Open the payment link itself and press Pay there.",
-                ),
-                403,
-            )
-        wait = per_client.hit(client_key(request.client.host if request.client else None))
-        if wait:
-            return too_many_page(wait)
-        body = await _read_form(request)
-        if body is None:
-            return _page(
-                render_message("Too much data", "Nothing was made: the form was too large."),
-                413,
-            )
+        body = await receive_form(
+            LINK_PAGE,
+            request,
+            public_url=_public_url(request),
+            per_client=per_client,
+            nothing=NOTHING_MADE,
+            elsewhere="Nothing was made. Open the payment link itself and press Pay there.",
+        )
+        if isinstance(body, HTMLResponse):
+            return body
         try:
             link = await find(gateway, slug)
         except XmrgateError as exc:
@@ -369,7 +292,7 @@ def build_router(
         brand = _brand(request, link.store_id)
         typed = amount_field(request, body) if kind_of(link) == "open" else None
         try:
-            store = _store_gateway(request, link.store_id)
+            store = store_gateway(request, link.store_id)
             links = store.links_required()
             reuse = remembered(request, link)
             going_back = reuse is not None and await still_open(links, link, reuse, now())
@@ -393,7 +316,12 @@ def build_router(
         except InvalidInput as exc:
             # A missing, malformed or too small amount: the form again, with the reason.
             return _page(
-                render_link_page(link, brand, value=typed or "", error=_sentence(exc.message)),
+                render_link_page(
+                    link,
+                    brand,
+                    value=typed or "",
+                    error=sentence(exc.message, "This amount cannot be paid."),
+                ),
                 400,
                 brand=brand,
                 form=True,
@@ -415,12 +343,3 @@ def build_router(
         return answer
 
     return router
-
-
-def _sentence(message: str) -> str:
-    """A use case's message as a sentence on the page: capitalised, with a full stop."""
-    text = message.strip()
-    if not text:
-        return "This amount cannot be paid."
-    text = text[:1].upper() + text[1:]
-    return text if text.endswith((".", "!", "?", ")")) else text + "."

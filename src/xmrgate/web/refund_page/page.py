@@ -1,25 +1,20 @@
 """Rendering of the refund claim page: pure functions from a refund to HTML and headers.
 
-The page is the checkout's (``web/checkout/page.py``): the same stylesheet, read from
-the checkout package and inlined, the store's name and accent (``Brand``), no foreign
-asset. It has no script at all: the claim is a plain HTML form. The
-Content-Security-Policy allows exactly the inline style blocks, by their hashes, and
-lets a form post only to the page's own origin (``form-action 'self'``, on the form page
-alone; every other page has ``form-action 'none'``).
+The page is a public page (``web/public_page.py``): the checkout's stylesheet and the
+store's brand, no script at all (the claim is a plain HTML form), and a CSP of exactly
+its inline style blocks. Here: what is the claim page's own, its style block, its
+``<main>`` (``templates/claim.html``) and the answer to a claim.
 """
 
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass
 from datetime import datetime
 from html import escape
-from importlib.resources import files
-from string import Template
 
 from xmrgate.domain.money import piconero_to_xmr
 from xmrgate.domain.refunds import Refund, RefundStatus, rfc3339
-from xmrgate.web.checkout.page import Brand, assets, csp_hash
+from xmrgate.web.checkout.page import Brand
+from xmrgate.web.public_page import PublicPage
 
 #: What the checkout's stylesheet lacks for a form: the field, its hint and its error.
 REFUND_STYLE = (
@@ -38,64 +33,14 @@ REFUND_STYLE = (
     "[data-outcome=claimed] h2 { color: var(--ok); }\n"
 )
 
-#: The heading of a page that belongs to no known refund (404, 403, 429, 413).
-GENERIC_HEADING = "Monero refund"
-
-
-@dataclass(frozen=True, slots=True)
-class RefundAssets:
-    """The page's templates, read once."""
-
-    claim: Template
-    message: Template
-
-
-def _read(name: str) -> str:
-    # HTML parsers turn CRLF into LF before hashing; do the same (as the checkout does).
-    text = (files("xmrgate.web.refund_page") / "templates" / name).read_text(encoding="utf-8")
-    return text.replace("\r\n", "\n")
-
-
-@functools.cache
-def refund_assets() -> RefundAssets:
-    """The templates from the package (cached after the first call)."""
-    return RefundAssets(
-        claim=Template(_read("claim.html")), message=Template(_read("message.html"))
-    )
-
-
-def content_security_policy(brand: Brand | None = None, *, form: bool = False) -> str:
-    """The CSP of a refund page: its inline styles by hash, no script, no framing."""
-    brand_style = brand.style() if brand is not None else ""
-    styles = [assets().style_hash, csp_hash(REFUND_STYLE)]
-    if brand_style:
-        styles.append(csp_hash(brand_style))
-    return "; ".join(
-        [
-            "default-src 'none'",
-            f"style-src {' '.join(styles)}",
-            "img-src data:",
-            "frame-ancestors 'none'",
-            "base-uri 'none'",
-            "form-action 'self'" if form else "form-action 'none'",
-        ]
-    )
+#: The claim page's templates (``templates/claim.html``), style, ``<main id="refund">``
+#: and heading when no refund is known; the rest is ``web/public_page.py``'s.
+REFUND_PAGE = PublicPage("xmrgate.web.refund_page", REFUND_STYLE, "refund", "Monero refund")
 
 
 def expiry_text(value: datetime) -> str:
     """When a claim link ends, in UTC to the minute: ``2026-11-30 12:00 UTC``."""
     return value.strftime("%Y-%m-%d %H:%M UTC")
-
-
-def _common(brand: Brand | None) -> dict[str, str]:
-    brand = brand or Brand()
-    brand_style = brand.style()
-    return {
-        "style": assets().style,
-        "refund_style": REFUND_STYLE,
-        "brand_style": f"<style>{brand_style}</style>" if brand_style else "",
-        "heading": escape(brand.name or GENERIC_HEADING),
-    }
 
 
 def render_claim_form(
@@ -113,8 +58,9 @@ def render_claim_form(
     error_html = (
         f'<p class="error" id="address-error" role="alert">{escape(error)}</p>' if error else ""
     )
-    return refund_assets().claim.substitute(
-        _common(brand),
+    return REFUND_PAGE.render(
+        "claim.html",
+        brand,
         title=escape(f"Refund of {amount_xmr} XMR"),
         reason=reason,
         amount_xmr=escape(amount_xmr),
@@ -125,25 +71,6 @@ def render_claim_form(
         value=escape(value, quote=True),
         described_by="address-error address-hint" if error else "address-hint",
         invalid=' aria-invalid="true"' if error else "",
-    )
-
-
-def render_message(
-    title: str,
-    *paragraphs: str,
-    brand: Brand | None = None,
-    outcome: str = "refused",
-    code: str | None = None,
-) -> str:
-    """A plain page: a title and a few paragraphs (escaped here), never a form.
-
-    ``code`` (an address) is shown in a ``<code>`` block after the first paragraph.
-    """
-    parts = [f"<p>{escape(p)}</p>" for p in paragraphs]
-    if code is not None:
-        parts.insert(1, f'<code id="claim-address">{escape(code)}</code>')
-    return refund_assets().message.substitute(
-        _common(brand), title=escape(title), paragraphs="\n".join(parts), outcome=outcome
     )
 
 
@@ -160,7 +87,7 @@ def render_claimed(refund: Refund, brand: Brand | None = None) -> str:
         "in your wallet once the transaction is on the Monero network; it can be spent "
         "once confirmed (about 20 minutes)."
     )
-    return render_message(
+    return REFUND_PAGE.render_message(
         "Refund claimed",
         f"The refund of {amount} XMR goes to this address:",
         next_step,

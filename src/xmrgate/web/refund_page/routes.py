@@ -21,8 +21,7 @@ token's digest) and claimed with its own store's Gateway.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
-from urllib.parse import parse_qs
+from datetime import datetime
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
@@ -43,20 +42,19 @@ from xmrgate.domain.refunds import (
     looks_like_token,
     token_digest,
 )
-from xmrgate.web.checkout.page import Brand, security_headers
+from xmrgate.web.checkout.page import Brand
 from xmrgate.web.checkout.routes import _brand
 from xmrgate.web.deps import PublicGatewayDep
-from xmrgate.web.form_origin import PUBLIC_FORM_REFERRER, is_cross_origin
-from xmrgate.web.limits import SlidingWindow, client_key
-from xmrgate.web.refund_page.page import (
-    content_security_policy,
-    render_claim_form,
-    render_claimed,
-    render_message,
+from xmrgate.web.limits import SlidingWindow
+from xmrgate.web.public_page import (
+    form_field,
+    receive_form,
+    sentence,
+    store_gateway,
+    utc_now,
 )
+from xmrgate.web.refund_page.page import REFUND_PAGE, render_claim_form, render_claimed
 
-#: The largest claim form read (an address is at most 106 characters).
-MAX_FORM_BYTES = 4 * 1024
 #: Claims per client address, and per token, in WINDOW seconds.
 CLIENT_LIMIT = 10
 TOKEN_LIMIT = 5
@@ -64,60 +62,40 @@ WINDOW = 60.0
 #: A well-formed token no refund has (looked up in a malformed token's place, so that
 #: both take the same path); 32 characters of the token alphabet, never issued.
 DECOY_TOKEN = "0" * 32
-FORM_TYPE = "application/x-www-form-urlencoded"
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
-def _page(
-    html: str,
-    status: int = 200,
-    *,
-    brand: Brand | None = None,
-    form: bool = False,
-    retry_after: int | None = None,
-) -> HTMLResponse:
-    headers = security_headers(content_security_policy(brand, form=form))
-    # Not no-referrer: under it Chromium posts the page's own form with Origin: null.
-    headers["Referrer-Policy"] = PUBLIC_FORM_REFERRER
-    if retry_after is not None:
-        headers["Retry-After"] = str(retry_after)
-    return HTMLResponse(html, status_code=status, headers=headers)
+# Every answer is a public page's (``web/public_page.py``): its headers, a CSP of exactly
+# the styles served, Retry-After; ``_message`` the plain page of a refusal or failure.
+_page = REFUND_PAGE.response
+_message = REFUND_PAGE.message_page
 
 
 def not_found_page() -> HTMLResponse:
     """The one page of an unknown, malformed or withdrawn-from-the-database token."""
-    return _page(
-        render_message(
-            "This refund link is not valid",
-            "There is no refund at this link. It may be mistyped or cut short: open it "
-            "exactly as the shop sent it.",
-            "If you think this is wrong, contact the shop.",
-        ),
+    return _message(
         404,
+        "This refund link is not valid",
+        "There is no refund at this link. It may be mistyped or cut short: open it "
+        "exactly as the shop sent it.",
+        "If you think this is wrong, contact the shop.",
     )
 
 
 def claimed_page(brand: Brand | None) -> HTMLResponse:
     """A refund claimed already (or being sent, or sent): never the address, never a form."""
-    return _page(
-        render_message(
-            "This refund was claimed already",
-            "A Monero address was given for this refund, and it cannot be changed here.",
-            "If you claimed it, the shop sends it to the address you gave. If you did not, "
-            "contact the shop.",
-            brand=brand,
-        ),
+    return _message(
         409,
+        "This refund was claimed already",
+        "A Monero address was given for this refund, and it cannot be changed here.",
+        "If you claimed it, the shop sends it to the address you gave. If you did not, "
+        "contact the shop.",
         brand=brand,
     )
 
 
 def gone_page(title: str, text: str, brand: Brand | None) -> HTMLResponse:
     """An expired or withdrawn refund (410)."""
-    return _page(render_message(title, text, brand=brand), 410, brand=brand)
+    return _message(410, title, text, brand=brand)
 
 
 def _refused_for_state(refund: Refund, brand: Brand | None, now: datetime) -> HTMLResponse | None:
@@ -150,65 +128,33 @@ def _failure(exc: XmrgateError, brand: Brand | None = None) -> HTMLResponse:
     if isinstance(exc, RefundStateConflict):
         return claimed_page(brand)
     if isinstance(exc, Conflict):  # the store is disabled
-        return _page(
-            render_message(
-                "Refunds cannot be claimed right now",
-                "The shop is not taking refund claims at the moment. Please contact the shop.",
-                brand=brand,
-            ),
+        return _message(
             409,
+            "Refunds cannot be claimed right now",
+            "The shop is not taking refund claims at the moment. Please contact the shop.",
             brand=brand,
         )
     if isinstance(exc, WalletUnavailable):
-        return _page(
-            render_message(
-                "Please try again in a minute",
-                "The shop's wallet cannot check your address right now. Nothing was claimed: "
-                "go back and send the form again in a minute.",
-                brand=brand,
-            ),
+        return _message(
             503,
+            "Please try again in a minute",
+            "The shop's wallet cannot check your address right now. Nothing was claimed: "
+            "go back and send the form again in a minute.",
             brand=brand,
             retry_after=60,
         )
-    return _page(
-        render_message(
-            "Temporarily unavailable",
-            "The refund page cannot be used right now. Please reload it in a minute.",
-            brand=brand,
-        ),
+    return _message(
         503,
+        "Temporarily unavailable",
+        "The refund page cannot be used right now. Please reload it in a minute.",
         brand=brand,
         retry_after=30,
     )
 
 
-async def _read_form(request: Request) -> bytes | None:
-    """The body, or None when it is over ``MAX_FORM_BYTES`` (read no further)."""
-    length = request.headers.get("content-length")
-    if length is not None and (not length.strip().isdigit() or int(length) > MAX_FORM_BYTES):
-        return None
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_FORM_BYTES:
-            return None
-    return bytes(body)
-
-
 def address_field(request: Request, body: bytes) -> str | None:
     """The form's ``address`` (the first one); None when the body is not such a form."""
-    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if kind != FORM_TYPE:
-        return None
-    try:
-        fields = parse_qs(
-            body.decode("utf-8"), keep_blank_values=True, max_num_fields=20, errors="strict"
-        )
-    except (UnicodeDecodeError, ValueError):
-        return None
-    values = fields.get("address")
-    return values[0] if values else None
+    return form_field(request, body, "address")
 
 
 async def find_refund(gateway: Gateway, token: str) -> Refund:
@@ -220,22 +166,12 @@ async def find_refund(gateway: Gateway, token: str) -> Refund:
     return refund
 
 
-def _store_gateway(request: Request, store_id: str) -> Gateway:
-    """The Gateway of the refund's store (the only one whose repository may claim it)."""
-    stores = getattr(request.app.state, "stores", None)
-    if stores is None:
-        gateway: Gateway = request.app.state.gateway
-        return gateway
-    chosen: Gateway = stores.gateway(store_id, writes=True)
-    return chosen
-
-
 def build_router(
     *,
     client_limit: int = CLIENT_LIMIT,
     token_limit: int = TOKEN_LIMIT,
     window: float = WINDOW,
-    now: Callable[[], datetime] = _now,
+    now: Callable[[], datetime] = utc_now,
 ) -> APIRouter:
     """The claim page's routes, with their own limiters (one set per application)."""
     router = APIRouter(tags=["refund page"])
@@ -258,33 +194,20 @@ def build_router(
     @router.post("/refund/{token:path}", response_class=HTMLResponse, include_in_schema=False)
     async def claim_refund(token: str, request: Request, gateway: PublicGatewayDep) -> HTMLResponse:
         """The customer's address for the refund: claimed once, or the reason it is not."""
-        if is_cross_origin(request, getattr(request.app.state, "public_url", None)):
-            return _page(
-                render_message(
-                    "This form was sent from another site",
-                    "Nothing was claimed. Open the refund link the shop sent you and claim "
-                    "the refund on that page.",
-                ),
-                403,
-            )
-        wait = per_client.hit(client_key(request.client.host if request.client else None))
-        if not wait:
-            wait = per_token.hit(token_digest(token))
-        if wait:
-            return _page(
-                render_message(
-                    "Too many attempts",
-                    "Nothing was claimed. Please wait a minute, then try again.",
-                ),
-                429,
-                retry_after=wait,
-            )
-        body = await _read_form(request)
-        if body is None:
-            return _page(
-                render_message("Too much data", "Nothing was claimed: the form was too large."),
-                413,
-            )
+        body = await receive_form(
+            REFUND_PAGE,
+            request,
+            public_url=getattr(request.app.state, "public_url", None),
+            per_client=per_client,
+            nothing="Nothing was claimed",
+            elsewhere="Nothing was claimed. Open the refund link the shop sent you and claim "
+            "the refund on that page.",
+            # Per token only once the client's own limit passed (a flood from one client
+            # does not lock the customer out of their refund).
+            then=lambda: per_token.hit(token_digest(token)),
+        )
+        if isinstance(body, HTMLResponse):
+            return body
         try:
             refund = await find_refund(gateway, token)
         except XmrgateError as exc:
@@ -307,12 +230,17 @@ def build_router(
                 form=True,
             )
         try:
-            refunds = _store_gateway(request, refund.store_id).refunds_required()
+            refunds = store_gateway(request, refund.store_id).refunds_required()
             claimed = await refunds.claim(refund.id, address)
         except InvalidInput as exc:
             # Raised only after the refund was found open: the form again, with the reason.
             return _page(
-                render_claim_form(refund, brand, value=address, error=_sentence(exc.message)),
+                render_claim_form(
+                    refund,
+                    brand,
+                    value=address,
+                    error=sentence(exc.message, "This address cannot be used."),
+                ),
                 400,
                 brand=brand,
                 form=True,
@@ -322,12 +250,3 @@ def build_router(
         return _page(render_claimed(claimed, brand), brand=brand)
 
     return router
-
-
-def _sentence(message: str) -> str:
-    """A use case's message as a sentence on the page: capitalised, with a full stop."""
-    text = message.strip()
-    if not text:
-        return "This address cannot be used."
-    text = text[:1].upper() + text[1:]
-    return text if text.endswith((".", "!", "?", ")")) else text + "."
