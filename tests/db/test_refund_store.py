@@ -487,6 +487,33 @@ def test_expire_due_frees_the_money_of_lapsed_open_refunds(on_database: Any) -> 
     assert got["refunded"] == (400, 50)
 
 
+def test_the_sweep_writes_nothing_when_nothing_is_due(on_database: Any) -> None:
+    """The watch sweeps every store every 10 s: with nothing due it only reads (no write
+    transaction: on SQLite that would take the database's one write lock each time)."""
+
+    async def scenario(db: Database) -> tuple[int, int, int, int]:
+        repo = SqlRefundStore(db, DEFAULT_STORE)
+        paid = await _paid(db, 1, 1000)
+        await repo.create(_new(paid, 100, life=timedelta(hours=1)), NOW)
+        opened = 0
+        write = db.write
+
+        def counting(*args: Any, **kwargs: Any) -> Any:
+            nonlocal opened
+            opened += 1
+            return write(*args, **kwargs)
+
+        db.write = counting  # type: ignore[method-assign]
+        idle = await repo.expire_due(NOW)
+        idle_writes = opened
+        due = await repo.expire_due(NOW + timedelta(hours=2))
+        return idle, idle_writes, due, opened
+
+    idle, idle_writes, due, writes = on_database(scenario)
+    assert (idle, idle_writes) == (0, 0)
+    assert (due, writes) == (1, 1)
+
+
 def test_start_sending_moves_the_reservation_only_when_it_fits(on_database: Any) -> None:
     async def scenario(db: Database) -> dict[str, Any]:
         repo = SqlRefundStore(db, DEFAULT_STORE)
