@@ -12,7 +12,7 @@
   var A = window.XmrAdmin;
   var h = A.h, amount = A.amount, when = A.when, badge = A.badge, short = A.short,
     notice = A.notice, table = A.table, dl = A.dl, enc = A.enc, api = A.api, explain = A.explain,
-    failed = A.failed;
+    failed = A.failed, field = A.field, buttons = A.buttons, closeButton = A.closeButton;
   // How long each request a link makes waits for its money (the API's default: 1 hour).
   var LIVES = [["900", "15 minutes"], ["3600", "1 hour"], ["21600", "6 hours"], ["86400", "1 day"],
     ["604800", "7 days"]];
@@ -22,53 +22,8 @@
 
   // ------------------------------------------------------------------ the panel
 
-  /* The page's place for the form and the answers; ``refresh`` reloads the list. */
-  function desk(gen) {
-    var d = { gen: gen, refresh: function () { return Promise.resolve(); },
-      panel: h("div", { id: "link-panel", class: "link-panel", hidden: true }) };
-    d.show = function (title, kids, kind) {
-      var close = h("button", { type: "button", class: "link close", id: "link-close", text: "Close",
-        onclick: function () { d.close(); } });
-      d.panel.className = "card link-panel " + (kind || "");
-      d.panel.replaceChildren(h("div", { class: "panel-head" }, [h("h2", { text: title }), close]),
-        h("div", {}, kids));
-      d.panel.hidden = false;
-      if (d.panel.scrollIntoView) { d.panel.scrollIntoView({ block: "nearest" }); }
-      var first = d.panel.querySelector("input, textarea, .panel-go");
-      (first || close).focus();
-    };
-    d.close = function () { d.panel.replaceChildren(); d.panel.hidden = true; };
-    /* An action's call: the button waits, the answer shows, the list reloads. */
-    d.act = function (button, said, call, done) {
-      button.disabled = true;
-      said.replaceChildren(notice("Asking the gateway…", ""));
-      return call().then(function (answer) {
-        if (d.gen !== A.generation) { return; }
-        done(answer);
-      }, function (err) {
-        if (d.gen !== A.generation) { return; }
-        if (err.status === 401) { failed(err, d.gen); return; }
-        button.disabled = false;
-        said.replaceChildren(h("p", { class: "notice error", role: "alert", id: "link-error",
-          text: explain(err, "receive") }));
-      }).then(function () { return d.gen === A.generation ? d.refresh() : undefined; });
-    };
-    return d;
-  }
-
-  function field(label, input, hint) {
-    return h("p", { class: "field" }, [h("label", { for: input.id, text: label }), input,
-      hint ? h("small", { class: "muted", text: hint }) : null]);
-  }
-
-  function buttons(go, rest) {
-    return h("p", { class: "actions" }, [go].concat(rest || []));
-  }
-
-  function closeButton(d, text) {
-    return h("button", { type: "button", class: "button secondary", text: text || "Close",
-      onclick: function () { d.close(); } });
-  }
+  /* The page's place for the form and the answers (A.desk); ``refresh`` reloads the list. */
+  function desk(gen) { return A.desk(gen, "link", { scope: "receive" }); }
 
   /* Copy ``text``: the clipboard API, else a selected field and execCommand("copy"). */
   function copyText(text, said) {

@@ -11,49 +11,20 @@
   var A = window.XmrAdmin;
   var h = A.h, amount = A.amount, when = A.when, badge = A.badge, short = A.short,
     notice = A.notice, table = A.table, dl = A.dl, enc = A.enc, api = A.api, explain = A.explain,
-    failed = A.failed;
+    field = A.field, buttons = A.buttons, closeButton = A.closeButton;
   var HEX64 = /^[0-9a-fA-F]{64}$/;
   var LIVES = [["86400", "1 day"], ["604800", "7 days"], ["2592000", "30 days"]];
 
   // ------------------------------------------------------------------ the panel
 
-  /* One page's place for refund forms and answers, and how it reloads its figures
-   * (``refresh``, set by the page once ``live`` gave it). */
-  function desk(gen) {
-    var d = { gen: gen, refresh: function () { return Promise.resolve(); },
-      panel: h("div", { id: "refund-panel", class: "refund-panel", hidden: true }) };
-    d.show = function (title, kids, kind) {
-      var close = h("button", { type: "button", class: "link close", id: "refund-close", text: "Close",
-        onclick: function () { d.close(); } });
-      d.panel.className = "card refund-panel " + (kind || "");
-      d.panel.replaceChildren(h("div", { class: "panel-head" }, [h("h2", { text: title }), close]),
-        h("div", {}, kids));
-      d.panel.hidden = false;
-      if (d.panel.scrollIntoView) { d.panel.scrollIntoView({ block: "nearest" }); }
-      var first = d.panel.querySelector("input, textarea, .panel-go");
-      (first || close).focus();
-    };
-    d.close = function () { d.panel.replaceChildren(); d.panel.hidden = true; };
-    /* An action's call: the button waits, the answer shows in the panel, the list reloads. */
-    d.act = function (button, said, call, done, scope) {
-      button.disabled = true;
-      said.replaceChildren(notice("Asking the gateway…", ""));
-      return call().then(function (answer) {
-        if (d.gen !== A.generation) { return; }
-        done(answer);
-      }, function (err) {
-        if (d.gen !== A.generation) { return; }
-        if (err.status === 401) { failed(err, d.gen); return; }
-        button.disabled = false;
-        said.replaceChildren(refusal(err, scope || "refund"));
-      }).then(function () { return d.gen === A.generation ? d.refresh() : undefined; });
-    };
-    return d;
-  }
+  /* One page's place for refund forms and answers (A.desk), and how it reloads its figures
+   * (``refresh``, set by the page once ``live`` gave it). A refused call names the 'refund'
+   * scope unless its ``act`` names another. */
+  function desk(gen) { return A.desk(gen, "refund", { scope: "refund", refusal: refusal }); }
 
-  /* What a refused call says, plainly; a send whose outcome is unknown (504) says what
-   * that means for the money. */
-  function refusal(err, scope) {
+  /* What a refused send whose outcome is unknown (504) says: what that means for the
+   * money (any other refusal: A.desk's plain error, id "refund-error"). */
+  function refusal(err) {
     if (err.status === 504) {
       return h("div", { class: "notice error", role: "alert", id: "refund-unknown" }, [
         h("strong", { text: "Outcome unknown: " }), err.message,
@@ -61,21 +32,7 @@
           "never send it again by itself. Look for it in the wallet's outgoing transfers (the Payouts " +
           "page): if it left, record it here with \"Record paid by hand\" (its tx hash and tx key)." })]);
     }
-    return h("p", { class: "notice error", role: "alert", id: "refund-error", text: explain(err, scope) });
-  }
-
-  function field(label, input, hint) {
-    return h("p", { class: "field" }, [h("label", { for: input.id, text: label }), input,
-      hint ? h("small", { class: "muted", text: hint }) : null]);
-  }
-
-  function buttons(go, rest) {
-    return h("p", { class: "actions" }, [go].concat(rest || []));
-  }
-
-  function closeButton(d, text) {
-    return h("button", { type: "button", class: "button secondary", text: text || "Close",
-      onclick: function () { d.close(); } });
+    return null;
   }
 
   // ------------------------------------------------------------------ a new refund

@@ -95,6 +95,66 @@
 
   function enc(text) { return encodeURIComponent(text); }
 
+  // ------------------------------------------------------------------ a page's panel
+
+  /* One page's place for forms and answers (the Links and Refunds pages, a request's
+   * refunds), which the list's redraws never touch, so nothing typed or shown is lost.
+   * ``prefix`` names its element ids and classes (``<prefix>-panel``, ``<prefix>-close``,
+   * ``<prefix>-error``); ``refresh`` reloads the page's list (set by the page once ``live``
+   * gave it). ``options.scope`` is the scope a refused call names by default (``act``'s
+   * own ``scope`` wins); ``options.refusal(err, scope)`` may say a refusal its own way
+   * (null: the plain error). */
+  function desk(gen, prefix, options) {
+    var opts = options || {};
+    var d = { gen: gen, refresh: function () { return Promise.resolve(); },
+      panel: h("div", { id: prefix + "-panel", class: prefix + "-panel", hidden: true }) };
+    d.show = function (title, kids, kind) {
+      var close = h("button", { type: "button", class: "link close", id: prefix + "-close", text: "Close",
+        onclick: function () { d.close(); } });
+      d.panel.className = "card " + prefix + "-panel " + (kind || "");
+      d.panel.replaceChildren(h("div", { class: "panel-head" }, [h("h2", { text: title }), close]),
+        h("div", {}, kids));
+      d.panel.hidden = false;
+      if (d.panel.scrollIntoView) { d.panel.scrollIntoView({ block: "nearest" }); }
+      var first = d.panel.querySelector("input, textarea, .panel-go");
+      (first || close).focus();
+    };
+    d.close = function () { d.panel.replaceChildren(); d.panel.hidden = true; };
+    /* An action's call: the button waits, the answer shows in the panel, the list reloads. */
+    d.act = function (button, said, call, done, scope) {
+      button.disabled = true;
+      said.replaceChildren(notice("Asking the gateway…", ""));
+      return call().then(function (answer) {
+        if (d.gen !== A.generation) { return; }
+        done(answer);
+      }, function (err) {
+        if (d.gen !== A.generation) { return; }
+        if (err.status === 401) { failed(err, d.gen); return; }
+        button.disabled = false;
+        var named = scope || opts.scope;
+        said.replaceChildren((opts.refusal && opts.refusal(err, named)) ||
+          h("p", { class: "notice error", role: "alert", id: prefix + "-error", text: explain(err, named) }));
+      }).then(function () { return d.gen === A.generation ? d.refresh() : undefined; });
+    };
+    return d;
+  }
+
+  /* A labelled form field, with an optional hint below it. */
+  function field(label, input, hint) {
+    return h("p", { class: "field" }, [h("label", { for: input.id, text: label }), input,
+      hint ? h("small", { class: "muted", text: hint }) : null]);
+  }
+
+  function buttons(go, rest) {
+    return h("p", { class: "actions" }, [go].concat(rest || []));
+  }
+
+  /* A button that closes the panel ``d`` ("Close" unless told). */
+  function closeButton(d, text) {
+    return h("button", { type: "button", class: "button secondary", text: text || "Close",
+      onclick: function () { d.close(); } });
+  }
+
   // ------------------------------------------------------------------ the API and the key
 
   function storedKey() {
@@ -330,5 +390,6 @@
     storeKey: storeKey, ApiError: ApiError, api: api, explain: explain, login: login, failed: failed,
     live: live, statusOf: statusOf, storedStore: storedStore, loadStores: loadStores,
     forgetStores: forgetStores, currentStore: currentStore, storeMode: null, stores: [],
-    switchStore: null /* set by admin.js */ });
+    switchStore: null /* set by admin.js */, desk: desk, field: field, buttons: buttons,
+    closeButton: closeButton });
 })();
