@@ -8,7 +8,9 @@ git worktree of ``--baseline`` (the main before stores) under /tmp. On PostgreSQ
 refreshing every tick and through ``RefreshGate`` (``--daemon-address``): time, wallet-rpc
 calls, SQL statements. (2) Both versions' gateways (own wallet-rpc and database; a pool of
 2,500 refilled as taken from, full as each point starts; alternating): ``GET /receive/{address}``
-over 1,000 requests of 10 transfers, ``POST /receive``, 1 and 16 clients.
+over 1,000 requests of 10 transfers, ``POST /receive``, 1 and 16 clients. (3) Beside the
+account stores, one store on its own wallet-rpc (``bench/stores_own.py``): its own tick.
+``--baseline none``: this version alone (no worktree, no HTTP points).
 """
 
 from __future__ import annotations
@@ -32,11 +34,12 @@ from typing import Any, cast
 
 from sqlalchemy import event, insert, text
 
-from bench import common
+from bench import common, stores_own
 from bench.baseline import Baseline, checkout, same_gateway
 from bench.common import Context
 from bench.loadgen import LoadResult, run_load
-from bench.tick import SqlTimer, TimedWallet
+from bench.stores_own import CountingWallet
+from bench.tick import SqlTimer
 from testsupport.gateway import GatewayProcess, count_rows
 from xmrgate.adapters.daemon_rpc import DaemonClient
 from xmrgate.adapters.store import tables
@@ -64,20 +67,6 @@ COLUMNS = ("address", "subaddr_index", "amount", "description", "created_at", "c
 Wallets = dict[int, tuple[WalletRpc, list[dict[str, Any]]]]
 Runs = dict["Point", list[dict[str, Any]]]
 OPTIONS: argparse.Namespace | None = None  # set by ``python -m bench.stores``
-
-
-class CountingWallet(TimedWallet):
-    """The timed wallet client, also counting calls by method."""
-
-    def __init__(self, url: str) -> None:
-        super().__init__(url)
-        self.calls: Counter[str] = Counter()
-
-    async def call(
-        self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
-    ) -> dict[str, Any]:
-        self.calls[method] += 1
-        return await super().call(method, params, timeout=timeout)
 
 
 def _database(where: str) -> Database:
@@ -109,6 +98,8 @@ async def _seed_stores(db: Database, spec: dict[str, Any]) -> None:
             await conn.execute(insert(tables.stores), [o | {"created_at": now} for o in others])
         await conn.execute(insert(tables.payment_requests), rows)
     await common.set_sync_height(db, spec["height"])
+    if spec.get("own"):  # this version only (the baseline's schema has no own wallets)
+        await stores_own.seed(db, spec["own"], now, spec["height"])
     if not db.is_sqlite:
         await common.analyze(db)
 
@@ -127,19 +118,9 @@ async def _tick_child(spec: dict[str, Any]) -> dict[str, Any]:
         for mode in MODES:
             source = wallet if mode == "refresh" else RefreshGate(wallet, daemon)
             engine = SyncEngine(SqlSyncStore(db), source, zero_conf=False, reorg_margin=10)
-            for _ in range(3):  # warm-up (the first tick stores the real transfers)
-                first = await engine.tick()
-            wallet.calls.clear()
-            wallet.by_method.clear()
-            ticks, cpu = [], time.process_time()  # CPU: this process, the ticks' mean
-            for _ in range(spec["ticks"]):
-                wallet.seconds = sql.seconds = 0.0
-                sql_n.clear()
-                result = await engine.tick()
-                ticks.append((result.seconds, wallet.seconds, sql.seconds, sql_n["n"]))
-            cpu = (time.process_time() - cpu) / len(ticks)
-            out[mode] = {"ticks": ticks, "calls": dict(wallet.calls), "ms": dict(wallet.by_method)}
-            out[mode] |= {"observed": first.observed, "cpu": cpu}
+            out[mode] = await stores_own.measure(engine, wallet, sql, sql_n, spec["ticks"])
+        if spec.get("own"):
+            out["own"] = await stores_own.own_ticks(db, spec, sql, sql_n)
         return out
     finally:
         await asyncio.gather(daemon.aclose(), wallet.aclose(), db.dispose())
@@ -189,12 +170,13 @@ class Point:
     stores: int
 
 
-def _ticks(args: argparse.Namespace, ctx: Context, base: Baseline) -> Runs:
+def _ticks(args: argparse.Namespace, ctx: Context, base: Baseline | None) -> Runs:
     counts = sorted(set(args.stores) | {1})
     points = [Point("new", b, n) for b in args.backends for n in counts]
-    points += [Point(base.label, b, 1) for b in args.backends]
+    points += [Point(base.label, b, 1) for b in args.backends if base]
     runs: Runs = {p: [] for p in points}
     with ExitStack() as stack:
+        own = stores_own.prepare(ctx.devnet, stack, PER_STORE, 0 if args.idle else PAID)
         wallets, height = _wallets(ctx.devnet, counts, stack, args.idle)
         specs: dict[Point, dict[str, Any]] = {}
         for p in points:
@@ -204,6 +186,7 @@ def _ticks(args: argparse.Namespace, ctx: Context, base: Baseline) -> Runs:
             specs[p] = {"database": stack.enter_context(common.fresh_database()) if pg else file}
             specs[p] |= {"wallet": wallet.url, "daemon": ctx.devnet.daemon_url, "height": height}
             specs[p] |= {"stores": stores, "ticks": args.ticks}
+            specs[p] |= {"own": own} if p.version == "new" else {}
         for r in range(args.repeats):
             for p in points if r % 2 == 0 else points[::-1]:
                 version = None if p.version == "new" else base
@@ -300,7 +283,7 @@ def _line(cells: list[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def _report_ticks(ctx: Context, runs: Runs, base: Baseline) -> None:
+def _report_ticks(ctx: Context, runs: Runs) -> None:
     head = ["backend", "version", "stores", "transfers in window"]
     for m in MODES.values():
         head += [f"{m}: tick p50 / p99 ms", "wallet-rpc calls/tick", "CPU ms", "SQL ms (n)"]
@@ -321,7 +304,7 @@ def _report_ticks(ctx: Context, runs: Runs, base: Baseline) -> None:
             continue
         what, new, ref = (f"{p.stores} / 1 stores", sums[(p, m)], one)
         if p.version != "new":
-            what, new, ref = (f"new / {base.label}, 1 store", one, sums[(p, m)])
+            what, new, ref = (f"new / {p.version}, 1 store", one, sums[(p, m)])
         keys = ("p50", "p99", "sql")
         ratios = [f"{new[k] / (ref[k] or NAN):.2f}x ({new[k]:.2f} / {ref[k]:.2f} ms)" for k in keys]
         lines.append(_line([what, p.backend, title, *ratios]))
@@ -360,7 +343,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--backends", default="postgresql,sqlite")
     parser.add_argument("--no-http", action="store_true", help="the tick only")
     parser.add_argument("--idle", action="store_true", help="pay only the default store")
-    parser.add_argument("--baseline", default=BASELINE, metavar="REV")
+    parser.add_argument("--baseline", default=BASELINE, metavar="REV", help="none: no baseline")
     parser.add_argument("--keep-workdir", action="store_true")
     args = parser.parse_args(argv)
     args.stores = [int(n) for n in args.stores.split(",")]
@@ -372,12 +355,18 @@ def run(ctx: Context) -> None:
     """``python -m bench --only stores``: beside ``--baseline`` (or f1fb26a); options: OPTIONS."""
     args = OPTIONS or _parse(["--repeats", str(ctx.repeats)] + ["--ticks", "15"] * ctx.quick)
     with ExitStack() as stack:
-        base = ctx.baseline or stack.enter_context(checkout(BASELINE))
-        title = f"stores {args.stores} beside {base.label}: {args.repeats} x {args.ticks} ticks"
+        # --baseline none: this version alone (no worktree; the HTTP points compare versions).
+        alone = args.baseline == "none"
+        base = ctx.baseline or (None if alone else stack.enter_context(checkout(BASELINE)))
+        beside = base.label if base else "no baseline"
+        title = f"stores {args.stores} beside {beside}: {args.repeats} x {args.ticks} ticks"
         common.section(f"{title}, {args.seconds:g} s HTTP points; load {os.getloadavg()[0]:.2f}")
-        _report_ticks(ctx, _ticks(args, ctx, base), base)
+        runs = _ticks(args, ctx, base)
+        _report_ticks(ctx, runs)
+        stores_own.report(ctx, NAME, runs, _summary)
         for backend in [] if args.no_http else args.backends:
-            _report_http(ctx, backend, _http(args, ctx, base, backend))
+            if base is not None:
+                _report_http(ctx, backend, _http(args, ctx, base, backend))
         print(f"  load average at the end: {os.getloadavg()[0]:.2f}", flush=True)
 
 
@@ -390,7 +379,8 @@ def main(argv: list[str]) -> int:
     from bench import __main__, stores  # the module ``bench`` runs is not this __main__ copy
 
     stores.OPTIONS = args
-    flags = ["--only", NAME, "--repeats", str(args.repeats), "--baseline", args.baseline]
+    flags = ["--only", NAME, "--repeats", str(args.repeats)]
+    flags += ["--baseline", args.baseline] * (args.baseline != "none")
     return __main__.main([*flags, "--profile", "never"] + ["--keep-workdir"] * args.keep_workdir)
 
 

@@ -9,7 +9,9 @@ address -> ``PaymentRequest`` (``tests/unit/fakes.py`` ``FakePaymentStore.reques
 :class:`FakeLinkPool` is an address pool that writes into that dict and records
 ``link_id`` (the column a link's request carries) in the shared :class:`LinkBook`, so
 ``PaymentRequests(..., pool=FakeLinkPool(book, store.requests))`` makes requests the
-fake repository counts. What a request received is ``LinkBook.received`` (tests set it).
+fake repository counts, and admits a link's request as the SQL store does (active,
+under ``max_uses``, when it is taken). What a request received is ``LinkBook.received``
+(tests set it).
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from xmrgate.domain.errors import AlreadyExists
-from xmrgate.domain.links import Link, LinkFields
+from xmrgate.domain.errors import AlreadyExists, MissingReference
+from xmrgate.domain.links import Link, LinkFields, LinkInactive, LinkUsedUp
 from xmrgate.domain.records import PaymentRequest
 
 _PAID = frozenset({"paid", "complete", "paid_late"})
@@ -152,6 +154,9 @@ class FakeLinkPool:
         return None
 
     async def take(self, values: Mapping[str, Any]) -> PaymentRequest | None:
+        link_id = values.get("link_id")
+        if link_id is not None:
+            self.admit(link_id)
         index = self.next_index
         self.next_index += 1
         address = pool_address(self.store_id, index)
@@ -173,6 +178,18 @@ class FakeLinkPool:
         if link_id is not None:
             self.book.made_by[address] = link_id
         return request
+
+    def admit(self, link_id: str) -> None:
+        """As the SQL store admits a link's request when inserting it (the link as it is
+        now, not as the payer's page read it): active, under its ``max_uses``."""
+        link = self.book.links.get(link_id)
+        if link is None:
+            raise MissingReference("the link was deleted meanwhile")
+        if not link.fields.active:
+            raise LinkInactive("this link is not taking payments")
+        limit = link.fields.max_uses
+        if limit is not None and len(self.book.made(link_id)) >= limit:
+            raise LinkUsedUp("this link has been used as often as it may be")
 
 
 def pool_address(store_id: str, index: int) -> str:

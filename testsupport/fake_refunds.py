@@ -38,6 +38,8 @@ class RefundBook:
     """What every store's fake repository shares: requests, refunds, the events made."""
 
     requests: dict[str, FakeRequest] = field(default_factory=dict)
+    # Unmatched receipts by id (their ``received``: the amount once mined).
+    receipts: dict[int, FakeRequest] = field(default_factory=dict)
     refunds: dict[str, Refund] = field(default_factory=dict)
     digests: dict[str, str] = field(default_factory=dict)  # digest -> refund id
     events: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, refund id, store)
@@ -56,8 +58,13 @@ class FakeRefundStore:
         self.book = book
         self.store_id = store_id
 
-    def _request_by_id(self, request_id: int) -> FakeRequest:
+    def _request_by_id(self, request_id: int | None) -> FakeRequest:
         return next(r for r in self.book.requests.values() if r.id == request_id)
+
+    def _source(self, refund: Refund | NewRefund) -> FakeRequest:
+        if refund.receipt_id is not None:
+            return self.book.receipts[refund.receipt_id]
+        return self._request_by_id(refund.request_id)
 
     def _mine(self, refund_id: str) -> Refund | None:
         refund = self.book.refunds.get(refund_id)
@@ -68,7 +75,7 @@ class FakeRefundStore:
         return refund
 
     def _free(self, refund: Refund) -> None:
-        self._request_by_id(refund.request_id).refunded -= refund.amount
+        self._source(refund).refunded -= refund.amount
 
     async def refundable(self, address: str) -> tuple[int, int, int] | None:
         request = self.book.requests.get(address)
@@ -76,10 +83,27 @@ class FakeRefundStore:
             return None
         return request.id, request.received, request.refunded
 
+    async def refundable_receipt(self, receipt_id: int) -> tuple[int, int, int] | None:
+        receipt = self.book.receipts.get(receipt_id)
+        if receipt is None or receipt.store_id != self.store_id:
+            return None
+        return receipt.id, receipt.received, receipt.refunded
+
+    async def for_receipt(self, receipt_id: int) -> list[Refund]:
+        return sorted(
+            (
+                r
+                for r in self.book.refunds.values()
+                if r.receipt_id == receipt_id and r.store_id == self.store_id
+            ),
+            key=lambda r: r.created_at,
+        )
+
     async def create(self, refund: NewRefund, now: datetime) -> Refund:
-        request = self._request_by_id(refund.request_id)
+        request = self._source(refund)
         for old in list(self.book.refunds.values()):
-            if old.request_id == request.id and old.expired_at(now):
+            same = (old.receipt_id, old.request_id) == (refund.receipt_id, refund.request_id)
+            if same and old.expired_at(now):
                 self._free(old)
                 self._set(replace(old, status=RefundStatus.EXPIRED))
         if request.refunded + refund.amount > request.received:
@@ -93,7 +117,8 @@ class FakeRefundStore:
             Refund(
                 id=refund.id,
                 store_id=self.store_id,
-                request_id=request.id,
+                request_id=refund.request_id,
+                receipt_id=refund.receipt_id,
                 request_address=request.address,
                 amount=refund.amount,
                 reason=refund.reason,
@@ -145,7 +170,7 @@ class FakeRefundStore:
         if refund is None or refund.status is not RefundStatus.CLAIMED:
             return None
         if amount is not None and amount != refund.amount:
-            request = self._request_by_id(refund.request_id)
+            request = self._source(refund)
             moved = request.refunded - refund.amount + amount
             if moved > request.received:
                 raise RefundTooLarge("the converted amount is more than remains refundable")

@@ -186,25 +186,39 @@ def test_upgrade_from_0006_keeps_events_seqs_and_callback_tries(database_url: st
             assert foreign_keys == 1
             assert after["revision"] == ScriptDirectory(str(MIGRATIONS_DIR)).get_current_head()
             assert "AUTOINCREMENT" in after["events_ddl"]
-            # Revision 0008 appends the store (the default one) to every event.
-            assert [row[:-1] for row in after["events"]] == before["events"]
-            assert {row[-1] for row in after["events"]} == {"default"}
+            # Revision 0008 appends the store (the default one) to every event, 0012 the
+            # receipt (none: every old event is a request's).
+            assert [row[:-2] for row in after["events"]] == before["events"]
+            assert {row[-2] for row in after["events"]} == {"default"}
+            assert {row[-1] for row in after["events"]} == {None}
             assert [row[0] for row in after["events"]] == [seq for seq, _ in _EVENTS]
             assert after["tries"] == before["tries"] and len(after["tries"]) == len(_TRIES)
 
-            # The indexes of the two tables 0007 rebuilt, less the one 0008 adds (0008
-            # rebuilds other tables, whose automatic index names change).
+            # The indexes of the two tables 0007 rebuilt, less those 0008 and 0012 add
+            # (0008 rebuilds other tables, whose automatic index names change).
             def rebuilt_indexes(found: list[Any]) -> list[Any]:
                 tables = ("events", "callback_tries")
-                return [i for i in found if i[1] in tables and i[0] != "ix_events_store_seq"]
+                added = ("ix_events_store_seq", "ix_events_receipt_id")
+                return [i for i in found if i[1] in tables and i[0] not in added]
 
             assert rebuilt_indexes(after["indexes"]) == rebuilt_indexes(before["indexes"])
-            # The table was rebuilt with its constraints: only the seq column changed.
-            without_store = after["events_ddl"].replace(
-                ", store_id VARCHAR(32) DEFAULT 'default' NOT NULL", ""
-            )
-            rebuilt = _definitions(without_store)
-            assert rebuilt == _definitions(before["events_ddl"])
+            # The table was rebuilt with its constraints: only the seq column changed, and
+            # what 0008 (store_id) and 0012 (request_id nullable, receipt_id) changed.
+            rebuilt = _definitions(after["events_ddl"])
+            assert "request_id INTEGER" in rebuilt
+            assert "receipt_id INTEGER" in rebuilt
+            assert (
+                "CONSTRAINT fk_events_receipt FOREIGN KEY(receipt_id) REFERENCES"
+                " unmatched_receipts (id) ON DELETE CASCADE"
+            ) in rebuilt
+            rebuilt -= {
+                "store_id VARCHAR(32) DEFAULT 'default' NOT NULL",
+                "request_id INTEGER",
+                "receipt_id INTEGER",
+                "CONSTRAINT fk_events_receipt FOREIGN KEY(receipt_id) REFERENCES"
+                " unmatched_receipts (id) ON DELETE CASCADE",
+            }
+            assert rebuilt | {"request_id INTEGER NOT NULL"} == _definitions(before["events_ddl"])
             assert "FOREIGN KEY(request_id) REFERENCES payment_requests (id) ON DELETE CASCADE" in (
                 _definitions(after["events_ddl"])
             )

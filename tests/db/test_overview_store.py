@@ -13,7 +13,12 @@ from xmrgate.adapters.store.db import Database, utcnow
 from xmrgate.adapters.store.outbox import insert_events
 from xmrgate.adapters.store.overview import OverviewStore
 from xmrgate.adapters.store.payments import SYNC_STATE_ID, PaymentStore
-from xmrgate.adapters.store.tables import events, payment_requests, sync_state
+from xmrgate.adapters.store.tables import (
+    events,
+    payment_requests,
+    sync_state,
+    unmatched_receipts,
+)
 from xmrgate.core.overview import REQUEST_STATUSES, StoreBreakdown, StoreFacts
 
 # The status recorded for each request (the sync tick writes it; here we do).
@@ -48,6 +53,29 @@ async def _fill(db: Database) -> None:
             insert(sync_state).values(id=SYNC_STATE_ID, wallet_height=1234, updated_at=utcnow())
         )
     await SqlAddressPool(db).add([(f"8Pool{i}", 100 + i) for i in range(7)])
+    # Unmatched receipts: two open ones count (10 + 20); dismissed or gone do not.
+    async with db.write() as conn:
+        receipts = [(10, "open", "confirmed"), (20, "open", "pool")]
+        receipts += [(40, "dismissed", "unlocked"), (80, "open", "gone")]
+        for n, (amount, status, state) in enumerate(receipts):
+            await conn.execute(
+                insert(unmatched_receipts).values(
+                    store_id="default",
+                    subaddr_index=50 + n,
+                    address=f"8Lost{n}",
+                    tx_hash=f"{n:064x}",
+                    amount=amount,
+                    fee=1,
+                    height=0 if state == "pool" else 1200,
+                    timestamp=0,
+                    unlock_time=0,
+                    double_spend_seen=False,
+                    state=state,
+                    status=status,
+                    created_at=utcnow(),
+                    updated_at=utcnow(),
+                )
+            )
 
 
 def test_facts_count_what_the_database_holds(on_database: Any) -> None:
@@ -73,5 +101,6 @@ def test_facts_count_what_the_database_holds(on_database: Any) -> None:
     assert facts.by_store.requests == {("default", s): n for s, n in want.items()}
     assert facts.by_store.callbacks == {("default", "pending"): 3, ("default", "failed"): 2}
     assert facts.by_store.pool == {"default": 7}
+    assert facts.by_store.unmatched == {"default": (2, 30)}
     assert no_pool.address_pool is None
     assert no_pool.requests_by_status == want

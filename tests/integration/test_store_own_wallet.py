@@ -10,11 +10,13 @@ isolation): the default store must keep receiving, syncing and delivering callba
 well within the 30 s that a call to the frozen wallet-rpc waits, and a payment made to
 ``own-a`` meanwhile must be found within a few poll periods of SIGCONT. ``/health``
 with ``own-a``'s key answers for its wallet-rpc (503 naming the store while it is
-frozen), with the operator's key for the main wallet (200).
+frozen), with the operator's key for the main wallet (200). Last, ``own-a`` pays out:
+from its own wallet, once per Idempotency-Key, seen by no other store.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import os
 import signal
@@ -24,9 +26,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import httpx
 import pytest
 
-from tests.integration.callback_support import XMR, signature_ok, wait_kinds
+from tests.integration.callback_support import XMR, mine_until_unlocked, signature_ok, wait_kinds
 from tests.integration.receiver import Receiver
 from tests.integration.test_stores import (
     DEFAULT_SECRET,
@@ -34,6 +37,8 @@ from tests.integration.test_stores import (
     OPERATOR_KEY,
     covered,
     get_json,
+    make_shop,
+    operator_on,
     receive,
     wait_json,
 )
@@ -297,3 +302,84 @@ def test_its_frozen_wallet_rpc_stops_it_alone_and_it_catches_up(
     header = late.headers["x-xmrgate-signature"]
     assert signature_ok(own.secret.encode(), header, late.body), "not signed with own-a's"
     assert not signature_ok(DEFAULT_SECRET.encode(), header, late.body)
+
+
+def test_its_payout_leaves_its_wallet_once_and_stays_its_own(
+    gateway: Gateway, devnet: Devnet, own_store: OwnStore
+) -> None:
+    """own-a's POST /transfer spends from ITS wallet: its balance falls by amount + fee,
+    the main wallet's (every account) does not move, the tx is in its wallet-rpc only.
+    4 concurrent sends and a retry with one Idempotency-Key send once. Another store's key
+    with that Idempotency-Key gets no replay, and no store but own-a sees the payout; the
+    operator's Idempotency-Key on own-a is not replayed on another store either."""
+    own, other = own_store, make_shop(gateway, "acct-payouts")  # an account, no money
+    address = receive(gateway, own.auth, XMR, description="to pay out")
+    paid = devnet.pay(address, XMR, mine_blocks=1)
+    wait_json(gateway, f"/receive/{address}", own.auth, covered(XMR, paid), "own-a's payment")
+    mine_until_unlocked(devnet, devnet.height() - 1)
+    before = wait_json(
+        gateway, "/balance", own.auth, lambda b: b["unlocked"] >= XMR, "own-a's 1 XMR unlocked"
+    )
+    main_before = gateway.wallet.call("get_balance", {"all_accounts": True})["balance"]
+    journal_before = len(get_json(gateway, "/payouts", own.auth)["payouts"])
+
+    recipient = devnet.funder.call("create_address", {"account_index": 0})["address"]
+    body = {"destinations": [{"amount": XMR // 10, "address": recipient}]}
+    keyed = {**own.auth, "Idempotency-Key": "own-payout-1"}
+
+    def send(headers: dict[str, str]) -> httpx.Response:
+        with httpx.Client(timeout=60, trust_env=False) as client:
+            return client.post(gateway.url + "/transfer", json=body, headers=headers)
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(send, [keyed] * 4))
+    assert {r.status_code for r in answers} <= {200, 409}, [r.text for r in answers]
+    [tx_hash] = {r.json()["tx_hash"] for r in answers if r.status_code == 200}
+    fee = next(r.json()["fee"] for r in answers if r.status_code == 200)
+    retry = send(keyed)
+    assert retry.status_code == 200 and retry.headers.get("idempotent-replayed") == "true"
+    assert retry.json()["tx_hash"] == tx_hash, retry.text
+
+    # Sent once, from own-a's wallet: one journal entry, one amount + fee off its balance.
+    journal = get_json(gateway, "/payouts", own.auth)["payouts"]
+    assert len(journal) == journal_before + 1, journal
+    assert journal[0]["tx_hash_list"] == [tx_hash] and journal[0]["state"] == "sent", journal[0]
+    after = get_json(gateway, "/balance", own.auth)
+    assert after["total"] == before["total"] - XMR // 10 - fee, (before, after, fee)
+    assert own.rpc.call("get_balance", {"account_index": 0})["balance"] == after["total"]
+    seen = get_json(gateway, f"/transfer/{tx_hash}", own.auth)  # asked of own-a's wallet-rpc
+    assert seen["transfer"] == body["destinations"] and seen["fee"] == fee, seen
+    assert own.rpc.call("get_transfer_by_txid", {"txid": tx_hash})["transfer"]["txid"] == tx_hash
+    with pytest.raises(DevnetError):  # the main wallet knows no such transaction
+        gateway.wallet.call("get_transfer_by_txid", {"txid": tx_hash})
+
+    # Another store's key, the same Idempotency-Key and body: its own (empty) account's
+    # refusal, never own-a's answer.
+    theirs = send({**other.auth, "Idempotency-Key": "own-payout-1"})
+    assert theirs.status_code == 400 and theirs.json()["code"] == -17, theirs.text
+    assert "idempotent-replayed" not in theirs.headers
+    for who, headers in [
+        ("acct-payouts's key", other.auth),
+        ("the operator", OPERATOR),
+        ("the operator on acct-payouts", operator_on(other.id)),
+    ]:
+        r = gateway.get(f"/transfer/{tx_hash}", headers=headers)
+        assert r.status_code == 404, f"{who}: GET /transfer/{tx_hash} -> {r.status_code}"
+        hashes = [p["tx_hash_list"] for p in get_json(gateway, "/payouts", headers)["payouts"]]
+        assert [tx_hash] not in hashes, f"{who} lists own-a's payout"
+    # One operator, one Idempotency-Key, two stores: two payouts (both refused as too
+    # big: nothing more is spent), the second not a replay of own-a's answer.
+    too_big = {"destinations": [{"amount": 10**17, "address": recipient}]}
+    op_key = {"Idempotency-Key": "operator-payout-1"}
+    for store in (own.id, other.id):
+        r = gateway.post("/transfer", json=too_big, headers={**operator_on(store), **op_key})
+        assert r.status_code == 400 and "idempotent-replayed" not in r.headers, (store, r.text)
+        [failed] = [
+            p
+            for p in get_json(gateway, "/payouts", operator_on(store))["payouts"]
+            if p["amount"] == 10**17
+        ]
+        assert failed["state"] == "failed", failed
+    assert get_json(gateway, "/balance", own.auth)["total"] == after["total"]
+    main_after = gateway.wallet.call("get_balance", {"all_accounts": True})["balance"]
+    assert main_after == main_before, "own-a's payout moved the main wallet's balance"

@@ -1,12 +1,13 @@
 """Stores (issue 18, "One store's trouble stays its own") across two gateway processes on
-one PostgreSQL database and one wallet-rpc: a process killed while it syncs is taken
-over by the other, every store's payment is seen and every callback delivered once.
+one PostgreSQL database: a process killed while it syncs is taken over by the other,
+every store's payment is seen and every callback delivered once.
 
 PostgreSQL only: a SQLite database belongs to one process by design. Two separate
 ``xmrgate serve`` processes (A and B, each on its own port), not ``--workers``: as two
-hosts would run them. A ticks four times as often as B, and is SIGKILLed while it holds the
-sync lock (the PostgreSQL advisory lock of the tick, seen in ``pg_locks``) just after
-the block with the payment is mined.
+hosts would run them, on one main wallet-rpc, plus a second wallet-rpc for a store on its
+own wallet (which has its own sync loop and its own advisory lock). A ticks four times as
+often as B, and is SIGKILLed while it holds both sync locks (the main wallet's and the
+own wallet's, seen in ``pg_locks``) just after the block with the payments is mined.
 """
 
 from __future__ import annotations
@@ -33,12 +34,20 @@ from tests.integration.callback_support import (
     signature_ok,
 )
 from tests.integration.receiver import Receiver
-from tests.integration.test_stores import OPERATOR_KEY, Shop, get_json, make_shop, receive
+from tests.integration.test_store_own_wallet import post_store
+from tests.integration.test_stores import (
+    OPERATOR,
+    OPERATOR_KEY,
+    Shop,
+    get_json,
+    make_shop,
+    receive,
+)
 from testsupport.gateway import LOOPBACK_CALLBACKS, Gateway, count_rows
 from testsupport.postgres import create_pg_database, drop_pg_database
 from xmrgate.adapters.store.db import SYNC_LOCK_KEY
 from xmrgate.core.store_gateways import RELOAD_EVERY
-from xmrgate.devnet import Devnet
+from xmrgate.devnet import Devnet, DevnetError, WalletRpc
 
 pytestmark = pytest.mark.integration
 
@@ -72,26 +81,33 @@ RELOAD_WAIT = RELOAD_EVERY + 2.0
 # Liveness bound for the callbacks: the takeover plus one expired claim (32 s), at worst.
 CALLBACKS_WAIT = 45.0
 EVENTS_PER_REQUEST = ["transfer.confirmed", "transfer.unlocked"]
+OWN_STORE = "own-procs"
 
 
 @dataclass(frozen=True)
 class Pair:
-    """Processes A and B on one database and one wallet-rpc."""
+    """Processes A and B on one database and one main wallet-rpc; ``own``: the wallet-rpc
+    (a fresh wallet open) for a store on its own wallet."""
 
     a: Gateway
     b: Gateway
     database: str
+    own: WalletRpc
 
 
 @pytest.fixture
 def pair(devnet: Devnet, tmp_path: Path) -> Iterator[Pair]:
-    """A fresh wallet-rpc and PostgreSQL database, and two gateways on them (A, then B).
+    """A fresh wallet-rpc and PostgreSQL database, and two gateways on them (A, then B);
+    a second wallet-rpc with a fresh wallet, for a store on its own wallet.
 
-    Everything is ended by PID (the gateways, the wallet-rpc) or dropped by name (the
+    Everything is ended by PID (the gateways, the wallet-rpcs) or dropped by name (the
     database) however the test ends; a process the test killed already is skipped.
     """
-    wallet = devnet.start_wallet_rpc(f"stores-procs-{uuid.uuid4().hex[:6]}")
+    tag = uuid.uuid4().hex[:6]
+    own = devnet.start_wallet_rpc(f"stores-procs-own-{tag}")
+    wallet = devnet.start_wallet_rpc(f"stores-procs-{tag}")
     try:
+        own.call("create_wallet", {"filename": "own", "language": "English"})
         database = create_pg_database()
         try:
             a, b = (
@@ -108,7 +124,7 @@ def pair(devnet: Devnet, tmp_path: Path) -> Iterator[Pair]:
             try:
                 a.start()  # creates the wallet and migrates the database
                 b.start()
-                yield Pair(a=a, b=b, database=database)
+                yield Pair(a=a, b=b, database=database, own=own)
             finally:
                 try:
                     b.close()
@@ -117,7 +133,21 @@ def pair(devnet: Devnet, tmp_path: Path) -> Iterator[Pair]:
         finally:
             drop_pg_database(database)
     finally:
-        wallet.stop()
+        try:
+            wallet.stop()
+        finally:
+            own.stop()
+
+
+def make_own_shop(gateway: Gateway, rpc: WalletRpc) -> Shop:
+    """POST /stores on ``rpc``'s wallet (the store receives on its account 0), then a key."""
+    secret = f"{OWN_STORE}-callback-secret-0123"
+    r = post_store(gateway, OWN_STORE, {"rpc_address": rpc.url}, secret)
+    assert r.status_code == 200, r.text
+    assert r.json()["wallet"]["rpc_address"] == rpc.url, r.text
+    k = gateway.post(f"/stores/{OWN_STORE}/keys", headers=OPERATOR)
+    assert k.status_code == 200, k.text
+    return Shop(id=OWN_STORE, account=0, secret=secret, key=k.json()["key"], key_id=k.json()["id"])
 
 
 def tcp_ports(pid: int) -> set[int]:
@@ -144,7 +174,7 @@ def tcp_ports(pid: int) -> set[int]:
     return ports
 
 
-# The client port of the session holding the sync lock (a bigint advisory lock is
+# The client port of the session holding a sync lock (a bigint advisory lock is
 # classid = high 32 bits, objid = low 32 bits, objsubid = 1), in this database.
 LOCK_HOLDER = """
 SELECT a.client_port FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
@@ -154,19 +184,37 @@ WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
 """
 
 
-def kill_while_syncing(gateway: Gateway, database: str, timeout: float) -> float | None:
-    """SIGKILL ``gateway`` the moment it holds the sync lock; say after how long (None:
-    it never held it within ``timeout`` s, and was killed anyway)."""
+def own_lock_key(database: str, store_id: str) -> int:
+    """The advisory lock of the sync of ``store_id``'s own wallet: the main wallet's key
+    moved by its ``wallet_no`` (as ``Database.sync_leadership`` makes it), which must
+    differ from the main wallet's: each wallet is synced apart."""
+
+    async def run() -> int:
+        conn = await asyncpg.connect(database)
+        try:
+            wallet_no = await conn.fetchval("SELECT wallet_no FROM stores WHERE id = $1", store_id)
+        finally:
+            await conn.close()
+        assert wallet_no is not None and wallet_no > 1, f"{store_id}: wallet_no {wallet_no}"
+        return int(SYNC_LOCK_KEY + (wallet_no - 1) * 0x1_0000_0000)
+
+    return asyncio.run(run())
+
+
+def kill_while_syncing(
+    gateway: Gateway, database: str, keys: list[int], timeout: float
+) -> float | None:
+    """SIGKILL ``gateway`` the moment it holds every sync lock of ``keys`` at once (its
+    ticks of those wallets all under way); say after how long (None: it never did within
+    ``timeout`` s, and was killed anyway)."""
 
     async def run() -> float | None:
         conn = await asyncpg.connect(database)
         try:
             started = time.monotonic()
             while time.monotonic() - started < timeout:
-                port = await conn.fetchval(
-                    LOCK_HOLDER, SYNC_LOCK_KEY >> 32, SYNC_LOCK_KEY & 0xFFFFFFFF
-                )
-                if port is not None and port in tcp_ports(gateway.pid):
+                ports = [await conn.fetchval(LOCK_HOLDER, k >> 32, k & 0xFFFFFFFF) for k in keys]
+                if None not in ports and set(ports) <= tcp_ports(gateway.pid):
                     gateway.kill()
                     return time.monotonic() - started
                 await asyncio.sleep(0.005)
@@ -214,11 +262,14 @@ def mined_and_covered(amount: int, tx_hash: str) -> Callable[[dict[str, Any]], b
 def test_killed_process_is_taken_over_every_payment_seen_every_callback_once(
     pair: Pair, devnet: Devnet, receiver: Receiver
 ) -> None:
-    """3 stores made on A; requests on A and B; one tx paying all 3; A SIGKILLed while it
-    syncs. B sees each payment covered, then complete after 10 blocks, within a few
-    of its polls; the receiver gets each of the 6 events exactly once, as B lists them."""
+    """3 account stores and 1 store on its own wallet made on A; requests on A and B; one
+    tx paying all 4; A SIGKILLed while it syncs both wallets. B sees each payment covered,
+    then complete after 10 blocks, within a few of its polls (the own wallet's sync taken
+    over under its own lock); the receiver gets each of the 8 events exactly once."""
     a, b = pair.a, pair.b
     shops = [make_shop(a, f"shop-{i}") for i in range(3)]
+    own = make_own_shop(a, pair.own)
+    shops.append(own)
     created = time.monotonic()
 
     # B reads the stores table every RELOAD_EVERY s: the keys made through A work on B.
@@ -230,29 +281,37 @@ def test_killed_process_is_taken_over_every_payment_seen_every_callback_once(
             timeout=max(RELOAD_WAIT - (time.monotonic() - created), 0.5),
         )
 
-    amounts = [(i + 1) * XMR // 10 for i in range(3)]
-    # Store 0's request made on A, stores 1 and 2's on B.
-    makers = [a, b, b]
+    amounts = [(i + 1) * XMR // 10 for i in range(len(shops))]
+    # Store 0's request made on A, the others' on B.
+    makers = [a, b, b, b]
     addresses = [
         receive(gw, shop.auth, amount, callback_url=receiver.url, description=f"{shop.id} order")
         for gw, shop, amount in zip(makers, shops, amounts, strict=True)
     ]
-    assert len(set(addresses)) == 3, addresses
+    assert len(set(addresses)) == len(shops), addresses
     for shop, address, amount in zip(shops, addresses, amounts, strict=True):
-        index = a.wallet.call("get_address_index", {"address": address})["index"]
-        assert index["major"] == shop.account != 0, f"{shop.id}'s address on {index}"
+        rpc = pair.own if shop is own else a.wallet
+        index = rpc.call("get_address_index", {"address": address})["index"]
+        # Accounts 1-3 of the main wallet; account 0 of its own wallet for the own store.
+        assert index["major"] == shop.account and index["minor"] > 0, f"{shop.id}: {index}"
+        assert (shop.account == 0) == (shop is own), f"{shop.id} on account {shop.account}"
         # Each store reads its request on both processes.
         for gw in (a, b):
             status = get_json(gw, f"/receive/{address}", shop.auth)
             assert status["amount"]["expected"] == amount, status
             assert status["description"] == f"{shop.id} order", status
+    with pytest.raises(DevnetError):  # the own store's subaddress is not the main wallet's
+        a.wallet.call("get_address_index", {"address": addresses[-1]})
 
     tx_hash = devnet.pay_many(list(zip(addresses, amounts, strict=True)))  # relayed, not mined
     mined_height = devnet.mine(1) - 1
-    waited = kill_while_syncing(a, pair.database, timeout=10.0)
+    locks = [SYNC_LOCK_KEY, own_lock_key(pair.database, own.id)]
+    assert locks[0] != locks[1], "the own wallet's sync shares the main wallet's lock"
+    waited = kill_while_syncing(a, pair.database, locks, timeout=10.0)
     killed = time.monotonic()
-    assert waited is not None, "A never held the sync lock in the 10 s after the block was mined"
-
+    assert waited is not None, (
+        "A never held both sync locks (main wallet and own wallet) in the 10 s after the block"
+    )
     # B alone is left: it must see every payment mined...
     for shop, address, amount in zip(shops, addresses, amounts, strict=True):
         status = wait_on_b(
@@ -317,7 +376,7 @@ def test_killed_process_is_taken_over_every_payment_seen_every_callback_once(
     assert count_rows(b, "transfers") == len(addresses)
     who = [name for name, gw in (("A", a), ("B", b)) if "transfer.confirmed" in gw.log_tail(10_000)]
     print(
-        f"A killed {waited:.2f}s after the block, holding the sync lock; B saw the payments "
+        f"A killed {waited:.2f}s after the block, holding both sync locks; B saw the payments "
         f"mined {seen_mined:.1f}s after the kill, unlocked {seen_unlocked:.1f}s after the "
         f"10 blocks; transfer.confirmed made by {who}"
     )

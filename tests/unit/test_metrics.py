@@ -273,9 +273,14 @@ def test_exposition_by_store() -> None:
             requests={("default", "waiting"): 2, ("shop-a", "waiting"): 3},
             callbacks={("shop-a", "pending"): 3},
             pool={"default": 4, "shop-a": 5},
+            unmatched={"shop-a": (2, 700)},
         ),
     )
     found = samples(metrics.exposition(facts)[0].decode())
+    assert value(found, "xmrgate_unmatched_receipts", store="shop-a") == 2
+    assert value(found, "xmrgate_unmatched_piconero", store="shop-a") == 700
+    # A store without receipts shows 0 (an alert on "> 0" sees the series from the start).
+    assert value(found, "xmrgate_unmatched_receipts", store="default") == 0
     assert value(found, "xmrgate_payment_requests", status="waiting") == 5
     assert value(found, "xmrgate_store_payment_requests", store="shop-a", status="waiting") == 3
     assert value(found, "xmrgate_store_payment_requests", store="default", status="waiting") == 2

@@ -152,6 +152,24 @@ def _store_gauges(by_store: StoreBreakdown) -> Iterator[Metric]:
     for store, count in sorted(by_store.pool.items()):
         pool.add_metric([store], count)
     yield pool
+    # Money no request owns (issue 26): every store with a request or a receipt shows,
+    # 0 included, so an alert on "> 0" sees the series from the start.
+    receipts = GaugeMetricFamily(
+        "xmrgate_unmatched_receipts",
+        "Open unmatched receipts by store: money to a subaddress no request owns.",
+        labels=["store"],
+    )
+    amount = GaugeMetricFamily(
+        "xmrgate_unmatched_piconero",
+        "Piconero of the open unmatched receipts by store.",
+        labels=["store"],
+    )
+    for store in sorted(stores | set(by_store.unmatched)):
+        count, total = by_store.unmatched.get(store, (0, 0))
+        receipts.add_metric([store], count)
+        amount.add_metric([store], total)
+    yield receipts
+    yield amount
 
 
 class _Facts:

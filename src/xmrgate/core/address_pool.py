@@ -88,7 +88,9 @@ class AddressPoolRepository(Protocol):
         ...
 
     async def take(self, values: Mapping[str, Any]) -> PaymentRequest | None:
-        """A new request on the lowest pooled subaddress; None when empty."""
+        """A new request on the lowest pooled subaddress; None when empty. A payment
+        link's request (``link_id``) is admitted in the same transaction: LinkInactive,
+        LinkUsedUp (its ``max_uses`` requests exist) or MissingReference, and nothing is taken."""
         ...
 
 

@@ -15,6 +15,7 @@ from xmrgate.core.rates import RateBook
 from xmrgate.core.received import ReceivedPerDay
 from xmrgate.core.refunds import Refunds
 from xmrgate.core.stores import StoreAdmin
+from xmrgate.core.unmatched import UnmatchedReceipts
 from xmrgate.core.wallet_status import WalletIdentity, WalletStatus
 from xmrgate.domain.api_keys import ApiKey
 from xmrgate.domain.errors import InvalidInput, NotFound
@@ -52,6 +53,14 @@ class Gateway:
     refunds: Refunds | None = None
     # Payment links (issue 21); None on a gateway built without them.
     links: Links | None = None
+    # Money no request owns (issue 26); None on a gateway built without it.
+    unmatched: UnmatchedReceipts | None = None
+
+    def unmatched_required(self) -> UnmatchedReceipts:
+        """The unmatched receipts; NotFound when this gateway was built without them."""
+        if self.unmatched is None:
+            raise NotFound("this gateway has no unmatched receipts")
+        return self.unmatched
 
     def links_required(self) -> Links:
         """The payment links; NotFound when this gateway was built without them."""

@@ -7,9 +7,13 @@ the URL guard all apply), which records the link.
 
 A link is public, so ``pay`` never makes more than it must: the same browser reopening
 the link goes back to its unpaid request (``reuse``), a link with ``max_uses`` makes at
-most that many requests (checked under a per-link lock in this process, on a fresh
-count), and the requests it makes expire (``expires_in``, default 1 hour). The rate
-limits are the page's (``web``), the pruning of expired unpaid requests the repository's.
+most that many requests, and the requests it makes expire (``expires_in``, default 1
+hour). ``max_uses`` is checked here on the link as read (a used-up link makes nothing),
+and decided where the request is stored: the pool's ``take`` (or ``PaymentRepository.
+create``) admits a link's request in the transaction that inserts it, the link's row
+locked on PostgreSQL, so the count is exact across processes and hosts (a lock in this
+process was not: 4 workers made 11 or 12 requests of a link of 10). The rate limits are
+the page's (``web``), the pruning of expired unpaid requests the repository's.
 
 Every check of the merchant's fields happens before anything is stored, and every check
 of the payer's amount before a subaddress is taken.
@@ -17,7 +21,6 @@ of the payer's amount before a subaddress is taken.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields as dataclass_fields
 from dataclasses import replace
@@ -94,8 +97,6 @@ class Links:
         self._currencies = tuple(currencies)
         self._rate_lock = rate_lock
         self._clock = clock
-        # One "Pay" at a time per link with max_uses: the count is read fresh inside.
-        self._locks: dict[str, asyncio.Lock] = {}
 
     @property
     def store_id(self) -> str:
@@ -281,7 +282,8 @@ class Links:
         request the browser remembers: when this link made it and it still waits for its
         money (unpaid, nothing received, not expired), it is answered again (True) and
         nothing is made. Gone (410) for an inactive link, and for one that made its
-        ``max_uses`` requests (a remembered open request is still answered then).
+        ``max_uses`` requests (a remembered open request is still answered then), also
+        when the store finds so while inserting (a race lost to another payer).
         InvalidInput for a missing, malformed or too small amount: nothing is made.
         """
         if link.store_id != self._store_id:
@@ -296,18 +298,10 @@ class Links:
             except NotFound:
                 pass  # deleted since: make a new one
         new = self._new_request(link, typed_amount)
-        if link.fields.max_uses is None:
-            return await self._requests.create(new), False
-        lock = self._locks.setdefault(link.id, asyncio.Lock())
-        async with lock:
-            fresh = await self._repo.get(link.id)
-            if fresh is None:
-                raise NotFound("no such link")
-            if not fresh.fields.active:
-                raise LinkInactive("this link is not taking payments")
-            if fresh.fields.max_uses is not None and fresh.uses >= fresh.fields.max_uses:
-                raise LinkUsedUp("this link has been used as often as it may be")
-            return await self._requests.create(new), False
+        # The store admits the request (active, under max_uses) in the transaction that
+        # inserts it: LinkInactive or LinkUsedUp from there when another payer, in any
+        # process, took the last use since ``link`` was read.
+        return await self._requests.create(new), False
 
     def _new_request(self, link: Link, typed_amount: str | None) -> NewPaymentRequest:
         """The request ``link`` makes for this payer, its amount checked."""

@@ -41,6 +41,8 @@ class StoreBreakdown:
     requests: dict[tuple[str, str], int] = field(default_factory=dict)
     callbacks: dict[tuple[str, str], int] = field(default_factory=dict)
     pool: dict[str, int] = field(default_factory=dict)
+    # store -> (open unmatched receipts not gone, their piconero); absent: none.
+    unmatched: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -93,7 +93,9 @@ class PaymentRepository(Protocol):
         price: Quote | None = None,
         link_id: str | None = None,
     ) -> PaymentRequest:
-        """Insert; raises SubaddressTaken when the index is already used."""
+        """Insert; raises SubaddressTaken when the index is already used, and for a
+        payment link's request (``link_id``) LinkInactive, LinkUsedUp or MissingReference when
+        the link may not make it (decided in the inserting transaction)."""
         ...
 
     async def highest_subaddr_index(self) -> int:

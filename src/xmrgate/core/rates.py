@@ -2,7 +2,9 @@
 
 ``RateBook.run`` asks every source (``adapters/rate_sources.py``) for every configured
 currency at once, then every ``refresh`` seconds; a request never waits on a source.
-:meth:`RateBook.current` decides at the moment it is asked, from the answers held, with
+With shared answers (``core/rate_sharing.py``) only the cluster's leader asks and stores
+what it got; the other processes read the stored answers instead. :meth:`RateBook.current`
+decides at the moment it is asked, from the answers held, with
 ``domain.fiat.choose_rate``: an answer that has grown stale since the last refresh no
 longer counts, even when the refresh loop itself is stuck. docs/pricing.md has the rules.
 """
@@ -18,6 +20,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Protocol
 
+from xmrgate.core.rate_sharing import AnswerSharing, RateAnswers, SharedAnswer
 from xmrgate.domain.errors import InvalidInput, RatesUnavailable, XmrgateError
 from xmrgate.domain.fiat import (
     Price,
@@ -31,6 +34,12 @@ from xmrgate.domain.fiat import (
 from xmrgate.domain.payloads import rfc3339
 
 log = logging.getLogger(__name__)
+
+#: A follower reads again this long (at most a tenth of the refresh) after the leader's
+#: next answers are due, and as often while they are overdue (the leader still asking, a
+#: start-up, a leader gone: each read also tries to take the lead). Short, because the
+#: processes quote differently from the leader's store until the followers' next read.
+FOLLOW_STEP = 0.25
 
 
 class RateSourceMiss(XmrgateError):
@@ -64,11 +73,14 @@ class LockedRate:
 
 @dataclass(slots=True)
 class _Slot:
-    """One source's last good answer for one currency, and its latest failure."""
+    """One source's last good answer for one currency, its latest failure, when it was
+    last tried, and how many of its tries missed."""
 
     value: Decimal | None = None
     at: datetime | None = None
     error: str | None = None
+    checked: datetime | None = None
+    misses: int = 0
 
 
 def utc_now() -> datetime:
@@ -93,9 +105,11 @@ class RateBook:
         min_sources: int,
         timeout: float | None = None,
         now: Callable[[], datetime] = utc_now,
+        shared: RateAnswers | None = None,
     ) -> None:
         """``timeout`` (seconds), when given, bounds each fetch here too: a source that
-        ignores its own deadline cannot hold up a refresh."""
+        ignores its own deadline cannot hold up a refresh. ``shared``: the cluster's
+        stored answers (None: this book asks the sources and keeps the answers alone)."""
         names = [source.name for source in sources]
         if len(set(names)) != len(names):
             raise ValueError(f"rate sources named twice: {', '.join(names)}")
@@ -108,7 +122,8 @@ class RateBook:
         self._timeout = timeout
         self._now = now
         self._slots = {(s.name, c): _Slot() for s in self._sources for c in self._currencies}
-        self._misses = dict.fromkeys(names, 0)
+        self._sharing = None if shared is None else AnswerSharing(shared)
+        self._leading = False  # whether the last refresh asked the sources
         # What was last logged, so that a state is logged when it begins, not every refresh.
         self._logged_slot: dict[tuple[str, str], str | None] = {}
         self._logged_choice: dict[str, object] = {}
@@ -120,31 +135,72 @@ class RateBook:
 
     @property
     def misses(self) -> Mapping[str, int]:
-        """Failed fetches per source since start (every currency, every refresh)."""
-        return dict(self._misses)
+        """Failed fetches per source (every currency, every refresh): since start, or
+        with shared answers since the cluster's first, as stored."""
+        totals = dict.fromkeys((source.name for source in self._sources), 0)
+        for (name, _currency), slot in self._slots.items():
+            totals[name] += slot.misses
+        return totals
+
+    @property
+    def leading(self) -> bool:
+        """True when the last refresh asked the sources (every one, without shared answers)."""
+        return self._leading
 
     async def refresh_once(self) -> None:
-        """Ask every source for every currency, all at once, and record the answers.
+        """One refresh: the leader asks every source for every currency, all at once,
+        and records (then stores) the answers; a follower reads the stored answers.
 
-        Each answer is recorded when it arrives: a slow source delays only itself.
+        Each answer is recorded when it arrives: a slow source delays only itself. A
+        process that takes the lead reads the stored answers first, so that it carries
+        on from the last leader's (its good answers, its counts of misses).
         """
-        await asyncio.gather(
-            *(
-                self._fetch(source, currency)
-                for source in self._sources
-                for currency in self._currencies
+        sharing = self._sharing
+        leading = True if sharing is None else await sharing.lead()
+        if sharing is not None and not (leading and self._leading):
+            self._adopt(await sharing.load())
+        self._leading = leading
+        if leading:
+            await asyncio.gather(
+                *(
+                    self._fetch(source, currency)
+                    for source in self._sources
+                    for currency in self._currencies
+                )
             )
-        )
+            if sharing is not None:
+                await sharing.store(self._stored())
         for currency in self._currencies:
             self._log_choice(currency)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Refresh now (the first fiat request finds a rate), then every ``refresh``
-        seconds until ``stop`` is set; a refresh under way is then abandoned."""
-        while not stop.is_set():
-            await _unless_stopped(self.refresh_once(), stop)
-            with contextlib.suppress(TimeoutError):  # the refresh period is over
-                await asyncio.wait_for(stop.wait(), self._refresh)
+        seconds (a follower: see :meth:`next_refresh`) until ``stop`` is set; a refresh
+        under way is then abandoned, and the lead given up."""
+        try:
+            while not stop.is_set():
+                await _unless_stopped(self.refresh_once(), stop)
+                with contextlib.suppress(TimeoutError):  # the refresh period is over
+                    await asyncio.wait_for(stop.wait(), self.next_refresh())
+        finally:
+            if self._sharing is not None:
+                await self._sharing.release()
+
+    def next_refresh(self) -> float:
+        """Seconds until the next refresh: ``refresh`` for the leader. A follower's next
+        read falls one step after the leader's next answers are due (the newest stored
+        try plus ``refresh``), so that it quotes the new answers soon after the leader;
+        while they are overdue it reads every step, each time trying to take the lead."""
+        if self._sharing is None or self._leading:
+            return self._refresh
+        step = min(self._refresh / 10, FOLLOW_STEP)
+        newest = max((s.checked for s in self._slots.values() if s.checked), default=None)
+        if newest is None:
+            return step
+        since = (self._now() - newest).total_seconds()
+        if since >= self._refresh:
+            return step
+        return min(self._refresh, self._refresh - since + step)
 
     def current(self, currency: str) -> LockedRate:
         """The rate to price in ``currency`` now.
@@ -209,6 +265,22 @@ class RateBook:
 
     # -- internals -------------------------------------------------------------------
 
+    def _adopt(self, answers: Sequence[SharedAnswer] | None) -> None:
+        """Take the stored answers as this book's own (None: unreadable, keep ours)."""
+        for answer in answers or ():
+            slot = self._slots.get((answer.source, answer.currency))
+            if slot is not None:  # another configuration's pair is not ours to quote
+                slot.value, slot.at, slot.error = answer.value, answer.at, answer.error
+                slot.checked, slot.misses = answer.checked_at, answer.misses
+
+    def _stored(self) -> list[SharedAnswer]:
+        """What this book holds, as the cluster stores it (pairs tried at least once)."""
+        return [
+            SharedAnswer(name, currency, s.value, s.at, s.error, s.checked, s.misses)
+            for (name, currency), s in self._slots.items()
+            if s.checked is not None
+        ]
+
     def _configured(self, currency: str) -> str:
         code = currency.upper()
         if code not in self._currencies:
@@ -255,11 +327,12 @@ class RateBook:
             if not isinstance(value, Decimal) or not value.is_finite() or value <= 0:
                 reason, value = f"not a finite positive rate: {value!r}", None
         slot = self._slots[(source.name, currency)]
+        slot.checked = self._now()
         if reason is None and value is not None:
-            slot.value, slot.at, slot.error = value, self._now(), None
+            slot.value, slot.at, slot.error = value, slot.checked, None
         else:
             slot.error = reason
-            self._misses[source.name] += 1
+            slot.misses += 1
         self._log_slot(source.name, currency, reason)
 
     def _log_slot(self, source: str, currency: str, reason: str | None) -> None:

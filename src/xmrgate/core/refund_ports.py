@@ -28,6 +28,15 @@ class RefundRepository(Protocol):
         """
         ...
 
+    async def refundable_receipt(self, receipt_id: int) -> tuple[int, int, int] | None:
+        """(receipt id, received, refunded) of this store's unmatched receipt; None if not
+        this store's. ``received`` is its amount once mined and not gone."""
+        ...
+
+    async def for_receipt(self, receipt_id: int) -> list[Refund]:
+        """This store's refunds of one unmatched receipt, oldest first."""
+        ...
+
     async def create(self, refund: NewRefund, now: datetime) -> Refund:
         """Reserve ``refund.amount`` and insert the refund, in one transaction.
 

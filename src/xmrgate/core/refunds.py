@@ -104,6 +104,8 @@ class RefundAsk:
     price: Price | None = None
     reason: str = ""
     expires_in: int | None = None
+    # An unmatched receipt's id (``POST /unmatched/{id}/refunds``): ``address`` unused.
+    receipt: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,10 +158,14 @@ class Refunds:
         # Links that lapsed give their money back first: "refund the rest" right after a
         # link expired must count it free (the watcher may not have run yet).
         await self._repo.expire_due(self._clock())
-        found = await self._repo.refundable(ask.address)
+        if ask.receipt is None:
+            found = await self._repo.refundable(ask.address)
+        else:
+            found = await self._repo.refundable_receipt(ask.receipt)
+        what = "payment request with this address" if ask.receipt is None else "such receipt"
         if found is None:
-            raise NotFound("no payment request with this address")
-        request_id, received, refunded = found
+            raise NotFound(f"no {what}")
+        source_id, received, refunded = found
         price_json: dict[str, str] | None = None
         if ask.price is not None:
             amount = self._fiat_amount(ask.price)
@@ -171,7 +177,7 @@ class Refunds:
         if amount <= 0:
             if ask.amount is None and ask.price is None:
                 raise RefundStateConflict(
-                    f"nothing to refund: the request received {received} piconero in mined "
+                    f"nothing to refund: it received {received} piconero in mined "
                     f"transactions and {refunded} is already refunded"
                 )
             raise InvalidInput("amount must be a positive number of piconero")
@@ -180,7 +186,8 @@ class Refunds:
         refund = await self._repo.create(
             NewRefund(
                 id=new_refund_id(),
-                request_id=request_id,
+                request_id=source_id if ask.receipt is None else None,
+                receipt_id=ask.receipt,
                 amount=amount,
                 reason=ask.reason,
                 token_digest=token_digest(token),
@@ -210,6 +217,12 @@ class Refunds:
     async def listing(self, status: RefundStatus | None, limit: int) -> list[Refund]:
         """This store's refunds, those waiting for approval first."""
         return await self._repo.listing(status, limit)
+
+    async def of_receipt(self, receipt_id: int) -> list[Refund]:
+        """The refunds of one of this store's unmatched receipts."""
+        if await self._repo.refundable_receipt(receipt_id) is None:
+            raise NotFound("no such receipt")
+        return await self._repo.for_receipt(receipt_id)
 
     async def of_request(self, address: str) -> list[Refund]:
         """The refunds of one of this store's requests."""

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from xmrgate.core.observer import NO_OBSERVER, Observer
-from xmrgate.domain import invoice, ledger
+from xmrgate.domain import invoice, ledger, unmatched
 from xmrgate.domain.errors import XmrgateError
 from xmrgate.domain.payloads import callback_json, invoice_of
 from xmrgate.domain.records import PaymentRequest
@@ -62,6 +62,8 @@ class Snapshot:
     stored: list[ledger.Transfer]
     # (request id, tx hash) -> kind of the newest event, for pool transfers only.
     last_event_kinds: dict[tuple[int, str], str] = field(default_factory=dict)
+    # The store's unmatched receipts the window can change, and those of observed keys.
+    receipts: list[ledger.Transfer] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +72,12 @@ class Decision:
 
     outcome: invoice.InvoiceReconciliation
     event_rows: list[dict[str, Any]]
+    # What changes of the store's unmatched receipts, and the addresses of their
+    # subaddresses (the wallet's answer carries them; a new receipt stores its own).
+    receipts: unmatched.ReceiptOutcome = field(
+        default_factory=lambda: unmatched.ReceiptOutcome(changed=[], announced=[])
+    )
+    addresses: Mapping[int, str] = field(default_factory=dict)
 
 
 class SyncWallet(Protocol):
@@ -196,16 +204,26 @@ class SyncEngine:
             raw = await self._wallet.incoming_transfers(start, height)
             # Each account is a store; accounts no store uses are not ours to credit.
             by_store: dict[str, list[ledger.Observation]] = {}
+            addresses: dict[str, dict[int, str]] = {}
             for entry in raw:
                 store = bounds.accounts.get(account_of(entry))
-                if store is not None:
-                    by_store.setdefault(store, []).append(observation(entry))
+                # A block reward ("block") is the miner's, never a customer's payment.
+                if store is None or entry.get("type") == "block":
+                    continue
+                found = observation(entry)
+                by_store.setdefault(store, []).append(found)
+                addresses.setdefault(store, {})[found.subaddr_index] = str(entry.get("address", ""))
             decisions = await self._store.apply(
                 height,
                 start,
                 {store: {o.subaddr_index for o in found} for store, found in by_store.items()},
                 lambda store, snapshot: self._decide(
-                    store, snapshot, height, start, by_store.get(store, [])
+                    store,
+                    snapshot,
+                    height,
+                    start,
+                    by_store.get(store, []),
+                    addresses.get(store, {}),
                 ),
                 with_announced=not self._zero_conf,
             )
@@ -219,7 +237,7 @@ class SyncEngine:
             height=height,
             window_start=start,
             observed=sum(len(found) for found in by_store.values()),
-            changed=sum(len(d.outcome.changed) for d in decisions),
+            changed=sum(len(d.outcome.changed) + len(d.receipts.changed) for d in decisions),
             events=len(rows),
             seconds=time.perf_counter() - started,
         )
@@ -231,13 +249,38 @@ class SyncEngine:
         height: int,
         start: int,
         observed: list[ledger.Observation],
+        addresses: Mapping[int, str],
     ) -> Decision:
-        """Reconcile inside the store's transaction; build the outbox rows of the events."""
+        """Reconcile inside the store's transaction; build the outbox rows of the events.
+
+        Observations no request owns (or already recorded as receipts) are the store's
+        unmatched receipts; the store writes them and their events (``receipts``)."""
         requests = snapshot.requests
+        for_requests, for_receipts = unmatched.split_observations(
+            observed, requests.keys(), {t.key for t in snapshot.receipts}
+        )
+        receipts = unmatched.ReceiptOutcome(changed=[], announced=[])
+        if for_receipts or snapshot.receipts:
+            receipts = unmatched.reconcile_receipts(
+                stored=snapshot.receipts,
+                observed=for_receipts,
+                window_start=start,
+                chain_height=height,
+                now=int(time.time()),
+            )
+            for receipt in receipts.announced:
+                log.warning(
+                    "%s %s on subaddress %d of store %s (%d piconero): no request owns it",
+                    unmatched.UNMATCHED_EVENT,
+                    receipt.tx_hash[:16],
+                    receipt.subaddr_index,
+                    store,
+                    receipt.amount,
+                )
         outcome = invoice.reconcile_invoices(
             invoices={i: invoice_of(r) for i, r in requests.items()},
             stored=snapshot.stored,
-            observed=observed,
+            observed=for_requests,
             window_start=start,
             chain_height=height,
             now=time.time(),
@@ -261,7 +304,7 @@ class SyncEngine:
                     "payload": json.dumps(body, separators=(",", ":")),
                 }
             )
-        return Decision(outcome, rows)
+        return Decision(outcome, rows, receipts, addresses)
 
     @staticmethod
     def _log_events(events: list[invoice.InvoiceEvent]) -> None:

@@ -1,6 +1,7 @@
 """Refunds: money given back to a customer who names the address with a claim link.
 
-A refund is made for one payment request, reserves part of what that request received,
+A refund is made for one payment request, or for one unmatched receipt (money to a
+subaddress no request owns, ``domain/unmatched.py``), reserves part of what it received,
 and is claimed by the customer on ``/refund/<token>``. The token is shown once (in the
 ``claim_url``) and stored only as its SHA-256 digest. States (``docs/refunds.md``)::
 
@@ -87,7 +88,8 @@ class NewRefund:
     """What the use case asks the repository to make (and reserve) in one transaction."""
 
     id: str
-    request_id: int
+    # What it gives back: a request's money, or (request_id None) a receipt's.
+    request_id: int | None
     amount: int
     reason: str
     token_digest: str
@@ -95,6 +97,7 @@ class NewRefund:
     expires_at: datetime
     # A refund asked in fiat: {"amount": "5.00", "currency": "EUR"} (converted when sent).
     price: dict[str, str] | None = None
+    receipt_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +106,9 @@ class Refund:
 
     id: str
     store_id: str
-    request_id: int
+    # The request it gives money back of; None for an unmatched receipt's refund.
+    request_id: int | None
+    # The address the money came to (the request's, or the receipt's).
     request_address: str
     amount: int
     reason: str
@@ -127,6 +132,8 @@ class Refund:
     price: dict[str, str] | None = None
     # The SHA-256 of its claim token, compared in constant time by the claim (never shown).
     token_digest: str = ""
+    # The unmatched receipt it gives back (``request_id`` None), when it is one's.
+    receipt_id: int | None = None
 
     def expired_at(self, now: datetime) -> bool:
         """An open refund past its link's life (the sweep may not have marked it yet)."""
@@ -194,6 +201,8 @@ def refund_json(refund: Refund, now: datetime, claim_url: str | None = None) -> 
     }
     if refund.price is not None:
         body["price"] = dict(refund.price)
+    if refund.receipt_id is not None:
+        body["unmatched_id"] = refund.receipt_id
     if claim_url is not None:
         body["claim_url"] = claim_url
     return body

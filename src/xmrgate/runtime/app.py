@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
 
+from xmrgate.adapters.store.flood_windows import SqlFloodWindows
 from xmrgate.config import Settings
 from xmrgate.runtime.container import Services
 from xmrgate.runtime.supervisor import Supervisor
@@ -26,10 +27,15 @@ def build_app(settings: Settings, services: Services | None = None) -> FastAPI:
         finally:
             await supervisor.close()
 
-    return create_app(
+    app = create_app(
         settings,
         services.gateway,
         lifespan,
         store_gateways=services.stores,
         public_gateway=services.public_gateway,
     )
+    if not services.db.is_sqlite:
+        # Several processes or hosts may share PostgreSQL: the public pages' limits are
+        # counted there, for all of them (web/limits.py); SQLite counts in memory.
+        app.state.flood_counter = SqlFloodWindows(services.db)
+    return app

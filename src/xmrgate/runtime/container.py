@@ -31,6 +31,7 @@ from xmrgate.adapters.store.retention import RetentionStore
 from xmrgate.adapters.store.stores import SqlStores
 from xmrgate.adapters.store.stores_accounts import SqlStoreAccounts
 from xmrgate.adapters.store.sync_store import SqlSyncStore
+from xmrgate.adapters.store.unmatched import SqlUnmatched
 from xmrgate.adapters.store_wallet_probe import WalletRpcProbe
 from xmrgate.adapters.wallet_rpc import WalletClient
 from xmrgate.config import Settings
@@ -50,6 +51,7 @@ from xmrgate.core.refunds import Refunds
 from xmrgate.core.store_gateways import StoreGateways
 from xmrgate.core.stores import StoreAdmin
 from xmrgate.core.sync import SyncEngine
+from xmrgate.core.unmatched import UnmatchedReceipts
 from xmrgate.core.wallet_checks import WalletChecks
 from xmrgate.core.wallet_mode import WalletMode
 from xmrgate.core.wallet_status import (
@@ -145,7 +147,7 @@ class Services:
             observer=observer,
             secret_of=lambda store_id: registry[0].secret_of(store_id),
         )
-        rates = build_rates(settings)
+        rates = build_rates(settings, db)
         if rates is not None and metrics is not None:
             metrics.add_collector(RateCollector(rates.book))
         identity = WalletIdentity()
@@ -252,6 +254,7 @@ class Services:
             wallet_status=wallet_status,
             identity=identity,
             invoices=Invoices(SqlListing(db, DEFAULT_STORE), SqlListing(db, DEFAULT_STORE)),
+            unmatched=UnmatchedReceipts(SqlUnmatched(db, DEFAULT_STORE)),
             api_keys=operator_keys,
             overview=Overview(
                 OverviewStore(db, with_pool=settings.address_pool_size > 0),

@@ -1,8 +1,10 @@
 """The exchange rates of fiat prices (issue 19), built from the ``--rate-*`` options.
 
 One ``RateBook`` per process, shared by every store: a rate does not depend on the
-shop. ``None`` when ``--rate-currencies`` is empty: fiat prices are then refused with a
-400 and nothing is fetched.
+shop. The processes of one database share the sources' answers through it (issue 26:
+one process asks, every process quotes from the stored answers). ``None`` when
+``--rate-currencies`` is empty: fiat prices are then refused with a 400 and nothing is
+fetched.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from dataclasses import dataclass
 import httpx
 
 from xmrgate.adapters.rate_sources import build_sources, rate_client
+from xmrgate.adapters.store.db import Database
+from xmrgate.adapters.store.rate_answers import SqlRateAnswers
 from xmrgate.config import Settings
 from xmrgate.core.rates import RateBook
 
@@ -24,8 +28,9 @@ class Rates:
     client: httpx.AsyncClient
 
 
-def build_rates(settings: Settings) -> Rates | None:
-    """The rate book of ``settings``, or None when no currency is priced."""
+def build_rates(settings: Settings, db: Database) -> Rates | None:
+    """The rate book of ``settings``, sharing its answers through ``db``, or None when
+    no currency is priced."""
     currencies = settings.rate_currency_list
     if not currencies:
         return None
@@ -39,5 +44,6 @@ def build_rates(settings: Settings) -> Rates | None:
         max_spread=settings.rate_max_spread,
         min_sources=settings.rate_min_sources,
         timeout=settings.rate_timeout,
+        shared=SqlRateAnswers(db),
     )
     return Rates(book, client)

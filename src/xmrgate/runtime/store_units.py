@@ -25,6 +25,7 @@ from xmrgate.adapters.store.payouts import PayoutStore
 from xmrgate.adapters.store.received import ReceivedStore
 from xmrgate.adapters.store.refunds import SqlRefundStore
 from xmrgate.adapters.store.sync_store import SqlSyncStore
+from xmrgate.adapters.store.unmatched import SqlUnmatched
 from xmrgate.adapters.wallet_rpc import WalletClient
 from xmrgate.config import Settings
 from xmrgate.core.address_pool import AddressPool, Labeler
@@ -42,6 +43,7 @@ from xmrgate.core.received import ReceivedPerDay
 from xmrgate.core.refunds import Refunds
 from xmrgate.core.stores import StoreAdmin
 from xmrgate.core.sync import SyncEngine
+from xmrgate.core.unmatched import UnmatchedReceipts
 from xmrgate.core.wallet_checks import WalletChecks
 from xmrgate.core.wallet_mode import WalletMode
 from xmrgate.core.wallet_status import PROBE_TIMEOUT, WalletIdentity, WalletStatus
@@ -187,6 +189,7 @@ class StoreUnitFactory:
             ),
             identity=identity,
             invoices=Invoices(SqlListing(self.db, store_id), SqlListing(self.db, store_id)),
+            unmatched=UnmatchedReceipts(SqlUnmatched(self.db, store_id)),
             api_keys=self.operator_keys,
             observer=self.observer,
             received=ReceivedPerDay(ReceivedStore(self.db, store_id)),

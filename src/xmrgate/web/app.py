@@ -27,6 +27,7 @@ from xmrgate.web.api import (
     refunds,
     stores,
     transfer,
+    unmatched,
     wallet_status,
 )
 from xmrgate.web.api import status as status_routes
@@ -172,6 +173,7 @@ def create_app(
     app.include_router(refunds.router)
     app.include_router(links.router)
     app.include_router(pos.router)
+    app.include_router(unmatched.router)
     if settings.metrics:
         app.include_router(status_routes.metrics_router)
     if settings.checkout:

@@ -1,12 +1,20 @@
-"""A small in-memory sliding-window limiter for the public forms: the refund claim
-(issue 20, ``web/refund_page``) and "Pay" on a payment link (issue 21, ``web/link_page``).
+"""The limits of the public forms: the refund claim (issue 20, ``web/refund_page``) and
+"Pay" on a payment link (issue 21, ``web/link_page``).
 
-Each key (a client's address, a token's digest, a link) may make ``limit`` attempts in any
-``window`` seconds. Memory is bounded twice: a key keeps at most ``limit`` timestamps,
-and at most ``max_keys`` keys are tracked (the least recently seen is forgotten first).
-One process, one limiter: several gateway processes each count their own share, which
-is still a bound on a flood (the database's conditional claim is what keeps one claim;
-the pruning of expired unpaid requests is what empties the rows a flood of links made).
+``PublicLimit`` is one limit of a page (a name, ``limit`` attempts per key in ``window``
+seconds). Where it is counted depends on the app (issue 26):
+
+- with a shared counter (``app.state.flood_counter``: PostgreSQL, set by
+  ``runtime/app.py``), in the database, so the limit holds for every worker process and
+  host together (``adapters/store/flood_windows.py``: a window fixed from a key's first
+  attempt);
+- otherwise (SQLite: one process) in this process's memory, ``SlidingWindow``: each key
+  may make ``limit`` attempts in any ``window`` seconds. Memory is bounded twice: a key
+  keeps at most ``limit`` timestamps, and at most ``max_keys`` keys are tracked (the
+  least recently seen is forgotten first).
+
+A shared counter that fails raises (``XmrgateError``): the pages refuse the attempt (503,
+fail closed) rather than let a flood through uncounted.
 """
 
 from __future__ import annotations
@@ -16,6 +24,10 @@ import math
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
+
+from fastapi import Request
+
+from xmrgate.core.limit_ports import WindowCounter
 
 #: Keys tracked at most per limiter (a few hundred kilobytes at 10 attempts per key).
 MAX_KEYS = 10_000
@@ -63,6 +75,33 @@ class SlidingWindow:
         while len(self._hits) > self.max_keys:
             self._hits.popitem(last=False)
         return 0
+
+
+class PublicLimit:
+    """One limit of a public form: ``limit`` attempts per key in ``window`` seconds,
+    counted by the app's shared counter when it has one, else in this process."""
+
+    def __init__(self, name: str, limit: int, window: float) -> None:
+        self.name = name
+        self.limit = limit
+        self.window = window
+        self.local = SlidingWindow(limit, window)
+
+    async def hit(self, request: Request, key: str) -> int:
+        """Count an attempt of ``key``: 0 when allowed, else the seconds to wait (>= 1).
+
+        With a shared counter, an XmrgateError when it cannot count (the database).
+        """
+        counter = shared_counter(request)
+        if counter is None:
+            return self.local.hit(key)
+        return await counter.hit(self.name, key, self.limit, self.window)
+
+
+def shared_counter(request: Request) -> WindowCounter | None:
+    """The app's counter of limits shared by its processes (None: count in memory)."""
+    counter: WindowCounter | None = getattr(request.app.state, "flood_counter", None)
+    return counter
 
 
 def client_key(host: str | None) -> str:

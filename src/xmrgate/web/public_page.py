@@ -20,7 +20,8 @@ and generic heading); what differs (texts, status codes, limits) stays in its pa
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from html import escape
@@ -33,12 +34,17 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 
 from xmrgate.core.gateway import Gateway
+from xmrgate.domain.errors import XmrgateError
 from xmrgate.web.checkout.page import Brand, assets, csp_hash, security_headers
 from xmrgate.web.form_origin import PUBLIC_FORM_REFERRER, is_cross_origin
-from xmrgate.web.limits import SlidingWindow, client_key
+from xmrgate.web.limits import PublicLimit, client_key
+
+log = logging.getLogger(__name__)
 
 #: The largest form read (an amount or an address is a few dozen characters).
 MAX_FORM_BYTES = 4 * 1024
+#: Retry-After of a form refused because its limits could not be counted (the database).
+RETRY_UNCOUNTED = 30
 FORM_TYPE = "application/x-www-form-urlencoded"
 #: The package that holds the shared templates (the frame and the message page).
 _SHARED = "xmrgate.web"
@@ -152,6 +158,17 @@ class PublicPage:
         html = self.render_message(title, *paragraphs, brand=brand)
         return self.response(html, status, brand=brand, retry_after=retry_after)
 
+    def uncounted(self, nothing: str, brand: Brand | None = None) -> HTMLResponse:
+        """503 with ``Retry-After``: the form's limits could not be counted (the
+        database failed), so the attempt is refused rather than let through uncounted."""
+        return self.message_page(
+            503,
+            "Please try again in a minute",
+            f"{nothing}. This page cannot take requests right now: try again in a minute.",
+            brand=brand,
+            retry_after=RETRY_UNCOUNTED,
+        )
+
     def too_many(self, wait: int, nothing: str, brand: Brand | None = None) -> HTMLResponse:
         """429 with ``Retry-After: wait``: too many posts from a client, or for one target."""
         return self.message_page(
@@ -187,23 +204,31 @@ async def receive_form(
     request: Request,
     *,
     public_url: str | None,
-    per_client: SlidingWindow,
+    per_client: PublicLimit,
     nothing: str,
     elsewhere: str,
-    then: Callable[[], int] | None = None,
+    then: Callable[[], Awaitable[int]] | None = None,
 ) -> bytes | HTMLResponse:
     """The body of a public form post, or the plain page that refuses it, in this order:
     posted from another site (403), too many posts from this client (429), too large
-    (413). Nothing is looked up before these pass: each costs the server nothing.
+    (413). Nothing but the limits' counts is looked up before these pass.
 
     ``nothing`` opens the refusals ("Nothing was made"); ``elsewhere`` is the 403's
-    advice; ``then`` a further limit, counted only when the client's one passes.
+    advice; ``then`` a further limit, counted only when the client's one passes. A limit
+    that cannot be counted (the shared counter's database failed) refuses the post with
+    503 and ``Retry-After``: fail closed, since these forms make requests and claims.
     """
     if is_cross_origin(request, public_url):
         return page.message_page(403, "This form was sent from another site", elsewhere)
-    wait = per_client.hit(client_key(request.client.host if request.client else None))
-    if not wait and then is not None:
-        wait = then()
+    try:
+        wait = await per_client.hit(
+            request, client_key(request.client.host if request.client else None)
+        )
+        if not wait and then is not None:
+            wait = await then()
+    except XmrgateError:
+        log.warning("a public form's limits could not be counted", exc_info=True)
+        return page.uncounted(nothing)
     if wait:
         return page.too_many(wait, nothing)
     body = await read_form(request)

@@ -8,6 +8,10 @@ given yet. ``take`` moves the lowest one into ``payment_requests``:
   or hosts on one database) skip each other's rows, so no address is handed out
   twice and nobody waits on a lock;
 - SQLite: DELETE ... RETURNING then INSERT in one write transaction (one writer).
+
+A request made by a payment link (``link_id``) is taken in a transaction that first
+admits it (``links.admit_link_request``: the link's row locked on PostgreSQL, active,
+under its ``max_uses``), so the count and the insert are one decision for the cluster.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any
 from sqlalchemy import bindparam, delete, func, insert, select
 
 from xmrgate.adapters.store.db import Database, as_utc, utcnow
+from xmrgate.adapters.store.links import admit_link_request
 from xmrgate.adapters.store.payments import SYNCED_HEIGHT
 from xmrgate.adapters.store.tables import address_pool, payment_requests
 from xmrgate.domain.records import PaymentRequest
@@ -77,14 +82,22 @@ class SqlAddressPool:
     async def take(self, values: Mapping[str, Any]) -> PaymentRequest | None:
         """A new payment request on the pool's lowest subaddress; None when the pool is empty.
 
-        ``values``: the request's own columns (amount, description, URLs, ...).
+        ``values``: the request's own columns (amount, description, URLs, ...). With a
+        ``link_id``: LinkInactive, LinkUsedUp or MissingReference when the link may not make it
+        (checked in the same transaction, after the link's row is locked).
         """
         now = utcnow()
         columns = {**values, "created_at": now, "store_id": self._store_id}
+        link_id = values.get("link_id")
         if self._db.is_sqlite:
-            return await self._take_sqlite(columns)
-        async with self._db.write(single_statement=True) as conn:
-            row = (await conn.execute(self._statement(tuple(columns)), columns)).first()
+            return await self._take_sqlite(columns, link_id)
+        if link_id is None:
+            async with self._db.write(single_statement=True) as conn:
+                row = (await conn.execute(self._statement(tuple(columns)), columns)).first()
+        else:
+            async with self._db.write() as conn:
+                await admit_link_request(conn, link_id, lock=True)
+                row = (await conn.execute(self._statement(tuple(columns)), columns)).first()
         return None if row is None else _request(row, columns)
 
     def _statement(self, names: tuple[str, ...]) -> Any:
@@ -126,9 +139,13 @@ class SqlAddressPool:
         self._statements[names] = statement
         return statement
 
-    async def _take_sqlite(self, columns: dict[str, Any]) -> PaymentRequest | None:
+    async def _take_sqlite(
+        self, columns: dict[str, Any], link_id: str | None
+    ) -> PaymentRequest | None:
         lowest = select(func.min(address_pool.c.subaddr_index)).where(self._mine).scalar_subquery()
         async with self._db.write() as conn:
+            if link_id is not None:
+                await admit_link_request(conn, link_id, lock=False)
             found = (
                 await conn.execute(
                     delete(address_pool)

@@ -43,6 +43,8 @@ MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 # Arbitrary but fixed keys of PostgreSQL advisory locks.
 MIGRATION_LOCK_KEY = 0x786D7267_0001
 SYNC_LOCK_KEY = 0x786D7267_0002
+# The exchange rates' leader (issue 26); sync keys all end in 0002, so none is this.
+RATES_LOCK_KEY = 0x786D7267_0003
 
 # How each backend names what went wrong: PostgreSQL SQLSTATEs, SQLite error names.
 _PG_UNIQUE, _PG_FOREIGN_KEY = "23505", "23503"
@@ -108,6 +110,12 @@ def _translated(*, writing: bool = True) -> Iterator[None]:
         yield
     except (SQLAlchemyError, OSError) as exc:
         raise _ours(exc, writing=writing) from exc
+
+
+def translated_errors() -> contextlib.AbstractContextManager[None]:
+    """``_translated`` for a module of this package that holds a connection of its own
+    (``held_lock.py``): SQLAlchemy and driver errors of the block become ours."""
+    return _translated(writing=True)
 
 
 class Database:

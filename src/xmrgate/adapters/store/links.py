@@ -14,6 +14,10 @@ Deleting a request races with a sync tick recording a transfer to it, exactly as
 ``PaymentStore.delete`` explains: on PostgreSQL the rows are locked first and the
 DELETE that follows (a new snapshot) re-checks that no transfer exists; SQLite has one
 writer. Deleting a link races with a request being made by it in the same way.
+
+A link's ``max_uses`` is enforced where its request is inserted (``admit_link_request``,
+called by the address pool's ``take`` and ``PaymentStore.create`` in the inserting
+transaction), so it holds for every process and host on one database.
 """
 
 from __future__ import annotations
@@ -38,10 +42,10 @@ from sqlalchemy.orm import aliased
 
 from xmrgate.adapters.store.db import Database, as_utc
 from xmrgate.adapters.store.tables import links, payment_requests, transfers
-from xmrgate.domain.errors import AlreadyExists
+from xmrgate.domain.errors import AlreadyExists, MissingReference
 from xmrgate.domain.invoice import InvoiceStatus
 from xmrgate.domain.ledger import TransferState
-from xmrgate.domain.links import Link, LinkFields
+from xmrgate.domain.links import Link, LinkFields, LinkInactive, LinkUsedUp
 
 # The recorded statuses of a request whose money arrived (``domain/invoice.py``).
 PAID_STATUSES = (
@@ -77,6 +81,37 @@ _higher = aliased(payment_requests, name="higher")
 _NOT_HIGHEST = exists().where(
     _higher.c.store_id == _R.store_id, _higher.c.subaddr_index > _R.subaddr_index
 )
+
+
+async def admit_link_request(conn: AsyncConnection, link_id: str, *, lock: bool) -> None:
+    """May ``link_id`` make one more request? Run inside the transaction that then
+    inserts it: LinkInactive, LinkUsedUp (its ``max_uses`` requests exist) or
+    MissingReference (deleted meanwhile, as its foreign key would say) otherwise, and the
+    caller's transaction rolls back.
+
+    ``lock`` (PostgreSQL): the link's row is locked (``FOR UPDATE``) before counting, so
+    concurrent "Pay" on one link, from any process or host, count one after another:
+    each count is a statement after the lock was granted, so under READ COMMITTED it
+    sees the requests of every transaction that held the lock before. Without the lock
+    two transactions both count 9 of 10 and both insert. SQLite has one writer.
+    The count and the insert are one transaction: a use is a request, never one without
+    the other.
+    """
+    query = select(_L.active, _L.max_uses, _L.store_id).where(_L.id == link_id)
+    row = (await conn.execute(query.with_for_update() if lock else query)).first()
+    if row is None:
+        raise MissingReference("the link was deleted meanwhile")
+    if not row.active:
+        raise LinkInactive("this link is not taking payments")
+    if row.max_uses is None:
+        return
+    used = (
+        await conn.execute(
+            select(func.count()).where(_R.link_id == link_id, _R.store_id == row.store_id)
+        )
+    ).scalar_one()
+    if used >= row.max_uses:
+        raise LinkUsedUp("this link has been used as often as it may be")
 
 
 def _columns(fields: LinkFields) -> dict[str, Any]:

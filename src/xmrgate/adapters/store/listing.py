@@ -18,11 +18,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, or_, select, true, tuple_, union_all
+from sqlalchemy import ColumnElement, Select, and_, func, or_, select, true, tuple_, union_all
 
 from xmrgate.adapters.store.db import Database
 from xmrgate.adapters.store.payments import request_from_row
-from xmrgate.adapters.store.tables import events, payment_requests
+from xmrgate.adapters.store.tables import events, payment_requests, unmatched_receipts
 from xmrgate.core.invoices import FeedEvent, ListQuery
 from xmrgate.domain.invoice import InvoiceStatus
 from xmrgate.domain.records import PaymentRequest
@@ -125,8 +125,16 @@ class SqlListing:
     async def after(self, seq: int, limit: int) -> list[FeedEvent]:
         """Up to ``limit`` events after ``seq``, oldest first (the primary key's order)."""
         statement = (
-            select(events.c.seq, _R.address, events.c.kind, events.c.payload)
-            .join(payment_requests, payment_requests.c.id == events.c.request_id)
+            # A receipt's event (``transfer.unmatched``) has no request: its address is
+            # the receipt's.
+            select(
+                events.c.seq,
+                func.coalesce(_R.address, unmatched_receipts.c.address),
+                events.c.kind,
+                events.c.payload,
+            )
+            .outerjoin(payment_requests, payment_requests.c.id == events.c.request_id)
+            .outerjoin(unmatched_receipts, unmatched_receipts.c.id == events.c.receipt_id)
             .where(events.c.seq > seq)
             .order_by(events.c.seq)
             .limit(limit)

@@ -2,7 +2,8 @@
 
 A UNION ALL of small aggregates, each row ``(kind, key, value)``: the synced height,
 callback events by status (pending, failed), payment requests by the status the sync
-tick recorded, and the size of the address pool; indexes answer the counts. Built
+tick recorded, open unmatched receipts (count and amount), and the size of the address
+pool; indexes answer the counts. Built
 once; run on an autocommit connection like the other hot reads.
 """
 
@@ -29,13 +30,22 @@ from xmrgate.adapters.store.tables import (
     events,
     payment_requests,
     sync_state,
+    unmatched_receipts,
 )
 from xmrgate.core.overview import StoreBreakdown, StoreFacts
+from xmrgate.domain.ledger import TransferState
+from xmrgate.domain.unmatched import ReceiptStatus
 
 _SYNCED = "synced_height"
 _CALLBACKS = "callbacks"
 _REQUESTS = "requests"
 _POOL = "address_pool"
+_UNMATCHED = "unmatched"
+_UNMATCHED_AMOUNT = "unmatched_amount"
+# Open receipts whose money did not vanish (a reorg, a double spend).
+_OPEN_RECEIPTS = (unmatched_receipts.c.status == ReceiptStatus.OPEN.value) & (
+    unmatched_receipts.c.state != TransferState.GONE.value
+)
 
 
 def _row(kind: str, store: Any, key: Any, value: Any) -> list[Any]:
@@ -60,6 +70,19 @@ _PARTS: list[Select[Any]] = [
     select(
         *_row(_REQUESTS, payment_requests.c.store_id, payment_requests.c.status, func.count())
     ).group_by(payment_requests.c.store_id, payment_requests.c.status),
+    select(*_row(_UNMATCHED, unmatched_receipts.c.store_id, literal(""), func.count()))
+    .where(_OPEN_RECEIPTS)
+    .group_by(unmatched_receipts.c.store_id),
+    select(
+        *_row(
+            _UNMATCHED_AMOUNT,
+            unmatched_receipts.c.store_id,
+            literal(""),
+            func.sum(unmatched_receipts.c.amount),
+        )
+    )
+    .where(_OPEN_RECEIPTS)
+    .group_by(unmatched_receipts.c.store_id),
 ]
 FACTS_QUERY = union_all(*_PARTS)
 FACTS_QUERY_WITH_POOL = union_all(
@@ -86,6 +109,7 @@ class OverviewStore:
         callbacks: dict[tuple[str, str], int] = {}
         requests: dict[tuple[str, str], int] = {}
         pool: dict[str, int] | None = {} if self._query is FACTS_QUERY_WITH_POOL else None
+        unmatched: dict[str, tuple[int, int]] = {}
         for kind, store, key, value in rows:
             if kind == _SYNCED:
                 synced = int(value)
@@ -95,6 +119,10 @@ class OverviewStore:
                 requests[(store, key)] = int(value)
             elif kind == _POOL and pool is not None:
                 pool[store] = int(value)
+            elif kind == _UNMATCHED:
+                unmatched[store] = (int(value), unmatched.get(store, (0, 0))[1])
+            elif kind == _UNMATCHED_AMOUNT:
+                unmatched[store] = (unmatched.get(store, (0, 0))[0], int(value))
         totals: dict[str, int] = {}
         for (_store, status), count in requests.items():
             totals[status] = totals.get(status, 0) + count
@@ -104,5 +132,7 @@ class OverviewStore:
             callbacks_failed=sum(n for (_s, k), n in callbacks.items() if k == FAILED),
             requests_by_status=totals,
             address_pool=None if pool is None else sum(pool.values()),
-            by_store=StoreBreakdown(requests=requests, callbacks=callbacks, pool=pool or {}),
+            by_store=StoreBreakdown(
+                requests=requests, callbacks=callbacks, pool=pool or {}, unmatched=unmatched
+            ),
         )

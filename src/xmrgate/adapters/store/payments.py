@@ -14,6 +14,7 @@ from sqlalchemy import ColumnElement, bindparam, delete, exists, func, insert, s
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from xmrgate.adapters.store.db import Database, as_utc, utcnow
+from xmrgate.adapters.store.links import admit_link_request
 from xmrgate.adapters.store.tables import payment_requests, sync_state, transfers
 from xmrgate.domain.errors import AlreadyExists, RequestHasFunds, SubaddressTaken
 from xmrgate.domain.fiat import Quote
@@ -129,7 +130,9 @@ class PaymentStore:
     ) -> PaymentRequest:
         """Record a new payment request; its creation height is the last synced height.
 
-        ``link_id``: the payment link that made it (``domain/links.py``), if one did.
+        ``link_id``: the payment link that made it (``domain/links.py``), if one did;
+        LinkInactive, LinkUsedUp or MissingReference when that link may not make it now
+        (``links.admit_link_request``, in the inserting transaction).
         """
         values = {
             "address": address,
@@ -148,8 +151,11 @@ class PaymentStore:
         if self._store_id is None:
             raise RuntimeError("a payment request is created in a store")
         # One statement: the creation height comes from sync_state in the INSERT itself.
+        # A link's request: admitted by its link first, in the same transaction.
         try:
-            async with self._db.write(single_statement=True) as conn:
+            async with self._db.write(single_statement=link_id is None) as conn:
+                if link_id is not None:
+                    await admit_link_request(conn, link_id, lock=not self._db.is_sqlite)
                 row = (
                     await conn.execute(
                         insert(payment_requests)
@@ -320,10 +326,15 @@ def transfers_in_scope(scope: Scope) -> Scope:
     return exists().where(payment_requests.c.id == transfers.c.request_id, scope)
 
 
-async def lowest_locked_height(conn: AsyncConnection, scope: Scope = None) -> int | None:
-    """Height of the oldest mined transfer (in scope) that has not unlocked yet."""
-    query = select(func.min(transfers.c.height)).where(
+def lowest_locked_query(scope: Scope = None) -> Any:
+    """The height of the oldest mined transfer (in scope) that has not unlocked yet."""
+    query = select(func.min(transfers.c.height).label("height")).where(
         transfers.c.state == TransferState.CONFIRMED.value
     )
-    height = (await conn.execute(_scoped(query, transfers_in_scope(scope)))).scalar()
+    return _scoped(query, transfers_in_scope(scope))
+
+
+async def lowest_locked_height(conn: AsyncConnection, scope: Scope = None) -> int | None:
+    """Height of the oldest mined transfer (in scope) that has not unlocked yet."""
+    height = (await conn.execute(lowest_locked_query(scope))).scalar()
     return None if height is None else int(height)

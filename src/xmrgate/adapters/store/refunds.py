@@ -1,98 +1,53 @@
 """Refunds in SQL (implements ``core.refund_ports.RefundRepository``).
 
-The money a refund gives back is reserved in ``payment_requests.refunded``: creating a
-refund adds its amount with ONE conditional UPDATE (``refunded + amount <= received``),
-so of two racing refunds for the same money the database lets exactly one through,
-on PostgreSQL (the second UPDATE waits for the first's row lock, then re-checks its
-WHERE against the committed row) and on SQLite (one writer at a time). Leaving a
-holding state (cancelled, expired) subtracts it again in the same transaction.
-
-Every state change is an UPDATE conditional on the refund's status and store, so two
-racing calls never both win; the loser gets None and nothing is written. Locks are
-always taken refunds first, then the request (the reservation), so two transactions
-never wait for each other in a circle.
+The money a refund gives back (a request's or an unmatched receipt's) is reserved by ONE
+conditional UPDATE of its source's ``refunded`` column (``refund_money.py``); leaving a
+holding state (cancelled, expired) subtracts it again in the same transaction. Every
+state change is an UPDATE conditional on the refund's status and store, so two racing
+calls never both win; the loser gets None and nothing is written. Locks are always
+taken refunds first, then the source, so two transactions never wait in a circle.
 """
 
 from __future__ import annotations
 
 import json
-import uuid
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, RowMapping, case, func, insert, select, update
+from sqlalchemy import ColumnElement, case, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from xmrgate.adapters.store.db import Database, as_utc
-from xmrgate.adapters.store.outbox import insert_events
-from xmrgate.adapters.store.tables import payment_requests, refunds, transfers
-from xmrgate.domain.errors import InvalidInput, NotFound
-from xmrgate.domain.ledger import TransferState
+from xmrgate.adapters.store.db import Database
+from xmrgate.adapters.store.refund_money import (
+    FREED,
+    READ,
+    Source,
+    add_event,
+    expire_open,
+    received,
+    refund_of,
+    refused,
+    release,
+    reservation,
+    source_of,
+)
+from xmrgate.adapters.store.tables import payment_requests, refunds
+from xmrgate.domain.errors import InvalidInput
 from xmrgate.domain.refunds import (
     NewRefund,
     Refund,
     RefundEventKind,
     RefundStatus,
-    RefundTooLarge,
-    refund_event_payload,
 )
-
-# Transfers that count as received: mined and not gone (pool money may still vanish).
-RECEIVED_STATES = (TransferState.CONFIRMED.value, TransferState.UNLOCKED.value)
 
 _OPEN = RefundStatus.OPEN.value
 _CLAIMED = RefundStatus.CLAIMED.value
 _SENDING = RefundStatus.SENDING.value
 _SENT = RefundStatus.SENT.value
-
-# A refund with its request's address (the record's) and callback URL (its events').
-_READ = select(
-    refunds,
-    payment_requests.c.address.label("request_address"),
-    payment_requests.c.callback_url.label("request_callback_url"),
-).join_from(refunds, payment_requests, refunds.c.request_id == payment_requests.c.id)
-
-
-def _received(request_id: int | ColumnElement[int]) -> Any:
-    """What a request received: the sum of its mined transfers that are not gone."""
-    return (
-        select(func.coalesce(func.sum(transfers.c.amount), 0))
-        .where(transfers.c.request_id == request_id, transfers.c.state.in_(RECEIVED_STATES))
-        .scalar_subquery()
-    )
-
-
-def _opt(value: datetime | None) -> datetime | None:
-    return None if value is None else as_utc(value)
-
-
-def _refund(row: RowMapping) -> Refund:
-    return Refund(
-        id=row["id"],
-        store_id=row["store_id"],
-        request_id=row["request_id"],
-        request_address=row["request_address"],
-        amount=int(row["amount"]),
-        reason=row["reason"],
-        status=RefundStatus(row["status"]),
-        created_at=as_utc(row["created_at"]),
-        expires_at=as_utc(row["expires_at"]),
-        claim_address=row["claim_address"],
-        claimed_at=_opt(row["claimed_at"]),
-        sent_at=_opt(row["sent_at"]),
-        tx_hash_list=tuple(json.loads(row["tx_hash_list"])) if row["tx_hash_list"] else (),
-        tx_key=row["tx_key"],
-        fee=row["fee"],
-        manual=bool(row["manual"]),
-        confirmed_at=_opt(row["confirmed_at"]),
-        cancelled_at=_opt(row["cancelled_at"]),
-        payout_id=row["payout_id"],
-        error=row["error"],
-        price=json.loads(row["price"]) if row["price"] is not None else None,
-        token_digest=row["token_digest"],
-    )
+_READ = READ
+_refund = refund_of
+_FREED = FREED
 
 
 class _Lost(Exception):
@@ -122,19 +77,35 @@ class SqlRefundStore:
         ``refunded`` is the reservation column: it still holds an open refund whose link
         expired until a sweep (``expire_due``) or the next ``create`` marks it expired.
         """
-        query = select(
-            payment_requests.c.id,
-            _received(payment_requests.c.id),
-            payment_requests.c.refunded,
-        ).where(
-            payment_requests.c.address == address,
-            payment_requests.c.store_id == self._store_id,
-        )
         async with self._db.read(autocommit=True) as conn:
-            row = (await conn.execute(query)).first()
-        if row is None:
-            return None
-        return int(row[0]), int(row[1]), int(row[2])
+            found = (
+                await conn.execute(
+                    select(payment_requests.c.id).where(
+                        payment_requests.c.address == address,
+                        payment_requests.c.store_id == self._store_id,
+                    )
+                )
+            ).first()
+            if found is None:
+                return None
+            return await self._amounts(conn, Source(int(found[0])))
+
+    async def refundable_receipt(self, receipt_id: int) -> tuple[int, int, int] | None:
+        """(receipt id, received, refunded) of this store's unmatched receipt; None if
+        not this store's. ``received`` is its amount once mined and not gone."""
+        async with self._db.read(autocommit=True) as conn:
+            return await self._amounts(conn, Source(receipt_id, receipt=True))
+
+    async def _amounts(self, conn: AsyncConnection, source: Source) -> tuple[int, int, int] | None:
+        table = source.table
+        row = (
+            await conn.execute(
+                select(table.c.id, received(source), table.c.refunded).where(
+                    table.c.id == source.id, table.c.store_id == self._store_id
+                )
+            )
+        ).first()
+        return None if row is None else (int(row[0]), int(row[1]), int(row[2]))
 
     async def get(self, refund_id: str) -> Refund | None:
         """One refund of this store; None when unknown or another store's."""
@@ -161,9 +132,16 @@ class SqlRefundStore:
 
     async def for_request(self, request_id: int) -> list[Refund]:
         """This store's refunds of one request, oldest first."""
-        query = _READ.where(
-            refunds.c.store_id == self._store_id, refunds.c.request_id == request_id
-        ).order_by(refunds.c.created_at, refunds.c.id)
+        return await self._of(Source(request_id))
+
+    async def for_receipt(self, receipt_id: int) -> list[Refund]:
+        """This store's refunds of one unmatched receipt, oldest first."""
+        return await self._of(Source(receipt_id, receipt=True))
+
+    async def _of(self, source: Source) -> list[Refund]:
+        query = _READ.where(refunds.c.store_id == self._store_id, source.of_refund()).order_by(
+            refunds.c.created_at, refunds.c.id
+        )
         return await self._many(query)
 
     async def awaiting_confirmation(self, limit: int = 100) -> list[Refund]:
@@ -194,21 +172,21 @@ class SqlRefundStore:
         """
         if refund.amount <= 0:
             raise InvalidInput("a refund's amount must be a positive number of piconero")
+        source = source_of(refund.request_id, refund.receipt_id)
         async with self._db.write() as conn:
-            await self._expire(conn, now, refunds.c.request_id == refund.request_id)
+            await self._expire(conn, now, source.of_refund())
             reserved = await conn.execute(
-                self._reservation(refund.request_id, refund.amount).returning(
-                    payment_requests.c.address
-                )
+                reservation(source, self._store_id, refund.amount).returning(source.table.c.address)
             )
             address = reserved.scalar()
             if address is None:
-                raise await self._refused(conn, refund.request_id, refund.amount)
+                raise await refused(conn, source, self._store_id, refund.amount)
             await conn.execute(
                 insert(refunds).values(
                     id=refund.id,
                     store_id=self._store_id,
                     request_id=refund.request_id,
+                    receipt_id=refund.receipt_id,
                     amount=refund.amount,
                     price=None if refund.price is None else json.dumps(refund.price),
                     reason=refund.reason,
@@ -223,6 +201,7 @@ class SqlRefundStore:
             id=refund.id,
             store_id=self._store_id,
             request_id=refund.request_id,
+            receipt_id=refund.receipt_id,
             request_address=address,
             amount=refund.amount,
             reason=refund.reason,
@@ -233,78 +212,10 @@ class SqlRefundStore:
             token_digest=refund.token_digest,
         )
 
-    def _reservation(self, request_id: int, amount: int) -> Any:
-        """The conditional UPDATE that reserves ``amount`` more of this store's request:
-        it changes no row when the request would then have refunded more than received."""
-        return (
-            update(payment_requests)
-            .where(
-                payment_requests.c.id == request_id,
-                payment_requests.c.store_id == self._store_id,
-                payment_requests.c.refunded + amount <= _received(request_id),
-            )
-            .values(refunded=payment_requests.c.refunded + amount)
-        )
-
-    async def _refused(self, conn: AsyncConnection, request_id: int, amount: int) -> Exception:
-        """Why a reservation changed nothing, read in its transaction: the request is not
-        this store's (``NotFound``), or the amount does not fit (``RefundTooLarge``)."""
-        row = (
-            await conn.execute(
-                select(_received(request_id), payment_requests.c.refunded).where(
-                    payment_requests.c.id == request_id,
-                    payment_requests.c.store_id == self._store_id,
-                )
-            )
-        ).first()
-        if row is None:
-            return NotFound("no payment request with this id in this store")
-        received, refunded = int(row[0]), int(row[1])
-        return RefundTooLarge(
-            f"a refund of {amount} piconero is more than is left to refund: the request "
-            f"received {received} piconero in mined transactions and {refunded} piconero "
-            f"of it is already refunded ({max(received - refunded, 0)} left)"
-        )
-
-    async def _release(self, conn: AsyncConnection, freed: Iterable[Any]) -> None:
-        """Subtract amounts no longer held from their requests (rows of request id and
-        amount), one UPDATE per request in id order."""
-        by_request: dict[int, int] = defaultdict(int)
-        for request_id, amount in freed:
-            by_request[int(request_id)] += int(amount)
-        for request_id in sorted(by_request):
-            await conn.execute(
-                update(payment_requests)
-                .where(payment_requests.c.id == request_id)
-                .values(refunded=payment_requests.c.refunded - by_request[request_id])
-            )
-
     async def _expire(self, conn: AsyncConnection, now: datetime, *where: Any) -> int:
         """Open refunds of this store past their link's life (and ``where``) -> expired,
         their money freed; how many."""
-        due = (
-            select(refunds.c.id)
-            .where(
-                refunds.c.store_id == self._store_id,
-                refunds.c.status == _OPEN,
-                refunds.c.expires_at <= now,
-                *where,
-            )
-            .order_by(refunds.c.id)
-        )
-        if not self._db.is_sqlite:
-            # Lock them in id order: a sweep and a create expiring the same refunds
-            # through different indexes would otherwise each hold one the other wants.
-            due = due.with_for_update()
-        expired = await conn.execute(
-            update(refunds)
-            .where(refunds.c.id.in_(due.scalar_subquery()), refunds.c.status == _OPEN)
-            .values(status=RefundStatus.EXPIRED.value)
-            .returning(refunds.c.request_id, refunds.c.amount)
-        )
-        rows = expired.all()
-        await self._release(conn, rows)
-        return len(rows)
+        return await expire_open(conn, self._store_id, now, *where, lock=not self._db.is_sqlite)
 
     async def expire_due(self, now: datetime) -> int:
         """Every open refund of this store whose link expired -> expired, money freed.
@@ -329,29 +240,7 @@ class SqlRefundStore:
         self, conn: AsyncConnection, refund_id: str, kind: RefundEventKind, now: datetime
     ) -> Refund:
         """The refund as just changed, with its event row added in the same transaction."""
-        row = (await conn.execute(_READ.where(self._mine(refund_id)))).mappings().one()
-        refund = _refund(row)
-        body = refund_event_payload(refund, kind, now)
-        # A claim has no transaction yet; a send and its confirmation name the first of
-        # the refund's own transactions (never one of the request's).
-        tx_hash = ""
-        if kind is not RefundEventKind.CLAIMED and refund.tx_hash_list:
-            tx_hash = refund.tx_hash_list[0]
-        await insert_events(
-            conn,
-            [
-                {
-                    "id": str(uuid.uuid4()),
-                    "request_id": refund.request_id,
-                    "store_id": self._store_id,
-                    "kind": kind.value,
-                    "tx_hash": tx_hash,
-                    "callback_url": row["request_callback_url"] or None,
-                    "payload": json.dumps(body, separators=(",", ":")),
-                }
-            ],
-        )
-        return refund
+        return await add_event(conn, self._mine(refund_id), self._store_id, kind, now)
 
     async def claim(self, refund_id: str, address: str, now: datetime) -> Refund | None:
         """open and not expired -> claimed with ``address``, plus its ``refund.claimed``
@@ -389,20 +278,21 @@ class SqlRefundStore:
                 # Lock the refund first (refunds before the request, as everywhere); of
                 # two racing sends the second re-reads it once the first committed, no
                 # longer claimed, and gets nothing.
-                query = select(refunds.c.request_id, refunds.c.amount).where(*where)
+                query = select(*_FREED).where(*where)
                 if not self._db.is_sqlite:
-                    query = query.with_for_update()
+                    query = query.with_for_update(of=refunds)
                 row = (await conn.execute(query)).first()
                 if row is None:
                     return None
-                request_id, old = int(row[0]), int(row[1])
+                request_id, receipt_id, old = row[0], row[1], int(row[2])
+                source = source_of(request_id, receipt_id)
                 if amount > old:
-                    moved = await conn.execute(self._reservation(request_id, amount - old))
+                    moved = await conn.execute(reservation(source, self._store_id, amount - old))
                     if moved.rowcount != 1:
-                        raise await self._refused(conn, request_id, amount - old)
+                        raise await refused(conn, source, self._store_id, amount - old)
                 elif amount < old:
                     # Less money held never breaks the rule, even after a reorg took some.
-                    await self._release(conn, [(request_id, old - amount)])
+                    await release(conn, [(request_id, receipt_id, old - amount)])
                 values["amount"] = amount
                 where.append(refunds.c.amount == old)
             started = await conn.execute(update(refunds).where(*where).values(**values))
@@ -484,12 +374,12 @@ class SqlRefundStore:
                 update(refunds)
                 .where(self._mine(refund_id), refunds.c.status.in_([_OPEN, _CLAIMED]))
                 .values(status=RefundStatus.CANCELLED.value, cancelled_at=now)
-                .returning(refunds.c.request_id, refunds.c.amount)
+                .returning(*_FREED)
             )
             rows = cancelled.all()
             if not rows:
                 return None
-            await self._release(conn, rows)
+            await release(conn, rows)
             return await self._one(conn, refund_id)
 
     async def mark_confirmed(self, refund_id: str, now: datetime) -> Refund | None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping
 
+from sqlalchemy import func, select, union_all
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from xmrgate.adapters.store import payments, tick_rows
+from xmrgate.adapters.store import payments, tick_rows, unmatched_rows
 from xmrgate.adapters.store.db import Database, utcnow
 from xmrgate.adapters.store.outbox import insert_events, last_event_kinds
 from xmrgate.adapters.store.payments import SYNC_STATE_ID
@@ -33,6 +34,8 @@ class SqlSyncStore:
         self._db = db
         self._store_id = store_id
         self._sync_id = sync_id
+        # This wallet's stores as the last window_bounds() read them.
+        self._stores: set[str] | None = None
 
     async def _scope(self, conn: AsyncConnection) -> payments.Scope:
         """This wallet's requests (None: every request, no store has its own wallet)."""
@@ -69,11 +72,20 @@ class SqlSyncStore:
         """Synced height, lowest locked height, whether any request exists, the stores."""
         async with self._db.read() as conn:
             scope = await self._scope(conn)
+            accounts = await self._accounts(conn)
+            # The tick's apply() reads the receipts of these stores (same tick, no re-read).
+            self._stores = set(accounts.values())
+            # Requests' transfers and receipts locked alike: one statement for both.
+            both = union_all(
+                payments.lowest_locked_query(scope),
+                unmatched_rows.lowest_locked_receipt_query(self._stores),
+            ).subquery()
+            locked = (await conn.execute(select(func.min(both.c.height)))).scalar()
             return WindowBounds(
                 synced=await payments.chain_height(conn, self._sync_id),
-                lowest_locked=await payments.lowest_locked_height(conn, scope),
+                lowest_locked=None if locked is None else int(locked),
                 has_requests=await payments.any_request(conn, scope),
-                accounts=await self._accounts(conn),
+                accounts=accounts,
             )
 
     async def apply(
@@ -104,9 +116,22 @@ class SqlSyncStore:
             by_store: dict[str, dict[int, PaymentRequest]] = {store: {} for store in observed}
             for (store, index), request in found.items():
                 by_store.setdefault(store, {})[index] = request
+            # Money no request owns: this wallet's stores' receipts the window can change.
+            stores = self._stores
+            if stores is None:
+                stores = set((await self._accounts(conn)).values())
+            receipts = await unmatched_rows.receipts_for_tick(conn, stores, start, observed)
+            for store in receipts:
+                by_store.setdefault(store, {})
             for store, requests in by_store.items():
                 decision = await self._apply_store(
-                    conn, store, requests, decide, with_announced=with_announced
+                    conn,
+                    store,
+                    requests,
+                    receipts.get(store, {}),
+                    decide,
+                    height=height,
+                    with_announced=with_announced,
                 )
                 decisions.append(decision)
             if synced != height:
@@ -120,8 +145,10 @@ class SqlSyncStore:
         conn: AsyncConnection,
         store: str,
         requests: dict[int, PaymentRequest],
+        receipts: Mapping[tuple[str, int], tuple[int, ledger.Transfer]],
         decide: Callable[[str, Snapshot], Decision],
         *,
+        height: int,
         with_announced: bool,
     ) -> Decision:
         stored = await tick_rows.transfers_of(conn, [r.id for r in requests.values()])
@@ -129,7 +156,15 @@ class SqlSyncStore:
         pool = [t for t in stored if t.state is ledger.TransferState.POOL]
         if with_announced and pool:
             kinds = await last_event_kinds(conn, {requests[t.subaddr_index].id for t in pool})
-        decision = decide(store, Snapshot(requests=requests, stored=stored, last_event_kinds=kinds))
+        decision = decide(
+            store,
+            Snapshot(
+                requests=requests,
+                stored=stored,
+                last_event_kinds=kinds,
+                receipts=[t for _id, t in receipts.values()],
+            ),
+        )
         if decision.outcome.changed:
             await tick_rows.save_transfers(
                 conn,
@@ -142,4 +177,13 @@ class SqlSyncStore:
                 conn, {requests[i].id: s for i, s in decision.outcome.statuses.items()}
             )
         await insert_events(conn, decision.event_rows)
+        if decision.receipts.changed:
+            await unmatched_rows.save_receipts(
+                conn,
+                store,
+                decision.receipts,
+                {key: receipt_id for key, (receipt_id, _t) in receipts.items()},
+                decision.addresses,
+                height,
+            )
         return decision

@@ -219,11 +219,19 @@ refunds = Table(
     Column("id", String(24), primary_key=True),
     # The request's store, copied so that every read and write is scoped without a join.
     Column("store_id", String(32), nullable=False),
+    # What it gives back: a request's money, or an unmatched receipt's (migration 0012).
     Column(
         "request_id",
         Integer,
         ForeignKey("payment_requests.id", ondelete="CASCADE"),
-        nullable=False,
+        nullable=True,
+        index=True,
+    ),
+    Column(
+        "receipt_id",
+        Integer,
+        ForeignKey("unmatched_receipts.id", name="fk_refunds_receipt", ondelete="CASCADE"),
+        nullable=True,
         index=True,
     ),
     Column("amount", BigInteger, nullable=False),
@@ -255,6 +263,48 @@ refunds = Table(
     Index("ix_refunds_store_created", "store_id", "created_at", "id"),
 )
 
+# Money that reached a subaddress of a store that no payment request owns (migration
+# 0012; ``domain/unmatched.py``): a payment to a pruned or deleted request, to a pooled
+# index, or to a subaddress made with another tool. Kept in step with the chain like a
+# transfer; the merchant dismisses it with a note (kept, never deleted).
+unmatched_receipts = Table(
+    "unmatched_receipts",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("store_id", String(32), nullable=False),
+    Column("subaddr_index", Integer, nullable=False),
+    Column("address", String(128), nullable=False),
+    Column("tx_hash", String(64), nullable=False),
+    Column("amount", BigInteger, nullable=False),
+    Column("fee", BigInteger, nullable=False),
+    Column("height", Integer, nullable=False),
+    Column("timestamp", BigInteger, nullable=False),
+    Column("unlock_time", BigInteger, nullable=False),
+    Column("double_spend_seen", Boolean, nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("first_seen", BigInteger, nullable=True),
+    # open | dismissed (the merchant's answer).
+    Column("status", String(16), nullable=False),
+    Column("note", Text, nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Column("dismissed_at", DateTime(timezone=True), nullable=True),
+    # What refunds in a holding state reserve of it (as ``payment_requests.refunded``).
+    Column(
+        "refunded",
+        BigInteger,
+        CheckConstraint("refunded >= 0", name="ck_unmatched_receipts_refunded"),
+        nullable=False,
+        server_default="0",
+    ),
+    UniqueConstraint(
+        "store_id", "tx_hash", "subaddr_index", name="uq_unmatched_receipts_store_tx_index"
+    ),
+    # GET /unmatched lists a store's receipts newest first; the tick reads the window.
+    Index("ix_unmatched_receipts_store_created", "store_id", "created_at", "id"),
+    Index("ix_unmatched_receipts_state_height", "state", "height"),
+)
+
 # One row (id = 1): how far the sync engine has got.
 sync_state = Table(
     "sync_state",
@@ -271,11 +321,12 @@ events = Table(
     metadata,
     Column("seq", Integer, primary_key=True, autoincrement=True),
     Column("id", String(36), nullable=False, unique=True),
+    # NULL for an unmatched receipt's event (migration 0012): ``receipt_id`` names it.
     Column(
         "request_id",
         Integer,
         ForeignKey("payment_requests.id", ondelete="CASCADE"),
-        nullable=False,
+        nullable=True,
         index=True,
     ),
     Column("kind", String(32), nullable=False),
@@ -296,6 +347,13 @@ events = Table(
     # The request's store (migration 0008), copied so that the feed of one store and the
     # callback's signing secret need no join.
     Column("store_id", String(32), nullable=False, server_default="default"),
+    Column(
+        "receipt_id",
+        Integer,
+        ForeignKey("unmatched_receipts.id", name="fk_events_receipt", ondelete="CASCADE"),
+        nullable=True,
+        index=True,
+    ),
     Index("ix_events_status_next", "status", "next_attempt_at"),
     Index("ix_events_store_seq", "store_id", "seq"),
     # GET /events?after=<seq> needs a seq that is never handed out twice. Without
@@ -386,4 +444,32 @@ address_pool = Table(
     Column("subaddr_index", Integer, primary_key=True, autoincrement=False),
     Column("address", String(128), nullable=False, unique=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+# Each exchange-rate source's last answer per currency, stored by the process that asks
+# the sources for the cluster and read by the others (migration 0014, issue 26).
+rate_answers = Table(
+    "rate_answers",
+    metadata,
+    Column("source", String(32), primary_key=True),
+    Column("currency", String(3), primary_key=True),
+    # The last good answer, an exact decimal as text (SQLite has no exact numeric type).
+    Column("rate", Text, nullable=True),
+    Column("answered_at", DateTime(timezone=True), nullable=True),
+    # Why the latest try failed (NULL: it gave ``rate``), and when it ended.
+    Column("error", Text, nullable=True),
+    Column("checked_at", DateTime(timezone=True), nullable=False),
+    Column("misses", BigInteger, nullable=False),
+)
+
+# The public pages' flood limits counted for the whole cluster on PostgreSQL (migration
+# 0013, issue 26; ``adapters/store/flood_windows.py``): one window per limiter and key,
+# opened by its first hit and closed at ``ends_at``, then reopened or swept.
+flood_windows = Table(
+    "flood_windows",
+    metadata,
+    Column("limiter", String(32), primary_key=True),
+    Column("key", String(128), primary_key=True),
+    Column("ends_at", DateTime(timezone=True), nullable=False, index=True),
+    Column("hits", Integer, nullable=False),
 )

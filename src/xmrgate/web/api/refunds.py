@@ -12,7 +12,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
-from xmrgate.core.refunds import RefundAsk
+from xmrgate.core.gateway import Gateway
+from xmrgate.core.refunds import MadeRefund, RefundAsk
 from xmrgate.domain.errors import InvalidInput
 from xmrgate.domain.fiat import parse_price
 from xmrgate.domain.money import MAX_AMOUNT
@@ -66,12 +67,10 @@ def _requested_by(request: Request) -> str | None:
     )
 
 
-@router.post("/receive/{address}/refunds", dependencies=[require("refund")])
-async def create_refund(
-    address: str, body: RefundCreate, request: Request, gateway: GatewayDep
-) -> dict[str, Any]:
-    """Make a refund of this request (without ``amount``: all it received not yet
-    refunded); the answer's ``claim_url`` is shown once (only its hash is stored)."""
+def refund_ask(
+    body: RefundCreate, gateway: Gateway, *, address: str = "", receipt: int | None = None
+) -> RefundAsk:
+    """The use case's ask from a ``RefundCreate`` body (the fiat currency checked)."""
     price = None if body.price is None else parse_price(body.price.amount, body.price.currency)
     rates = gateway.rates
     if price is not None and rates is not None and price.currency not in rates.currencies:
@@ -79,16 +78,29 @@ async def create_refund(
             f"currency {price.currency} is not configured here (--rate-currencies: "
             f"{', '.join(rates.currencies)})"
         )
-    made = await gateway.refunds_required().create(
-        RefundAsk(
-            address=address,
-            amount=body.amount,
-            price=price,
-            reason=body.reason,
-            expires_in=body.expires_in,
-        )
+    return RefundAsk(
+        address=address,
+        amount=body.amount,
+        price=price,
+        reason=body.reason,
+        expires_in=body.expires_in,
+        receipt=receipt,
     )
+
+
+def made_json(made: MadeRefund, request: Request) -> dict[str, Any]:
+    """A new refund as answered once: with its ``claim_url``."""
     return refund_json(made.refund, _now(), claim_url=claim_url(request, made.token))
+
+
+@router.post("/receive/{address}/refunds", dependencies=[require("refund")])
+async def create_refund(
+    address: str, body: RefundCreate, request: Request, gateway: GatewayDep
+) -> dict[str, Any]:
+    """Make a refund of this request (without ``amount``: all it received not yet
+    refunded); the answer's ``claim_url`` is shown once (only its hash is stored)."""
+    ask = refund_ask(body, gateway, address=address)
+    return made_json(await gateway.refunds_required().create(ask), request)
 
 
 @router.get("/receive/{address}/refunds", dependencies=[require("read")])

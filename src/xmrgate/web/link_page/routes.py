@@ -17,6 +17,8 @@ A link is public, so "Pay" must not drain the address pool nor fill the database
   to continue it.
 - "Pay" is limited per client (an IPv4 address, an IPv6 /64) and per link (429,
   ``Retry-After``); going back to the browser's own request does not count per link.
+  On PostgreSQL the limits are counted in the database, for every worker and host
+  (``web/limits.py``); when they cannot be counted, "Pay" is refused (503).
 - A form posted from another site (``web/form_origin.py``: ``Sec-Fetch-Site`` when the
   browser sends it, else ``Origin``) is refused (403) before anything is read or made.
 
@@ -28,6 +30,7 @@ paid with its own store's Gateway.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable
 from datetime import datetime
@@ -54,7 +57,7 @@ from xmrgate.domain.records import PaymentRequest
 from xmrgate.web.checkout.page import Brand, security_headers
 from xmrgate.web.checkout.routes import _brand
 from xmrgate.web.deps import PublicGatewayDep
-from xmrgate.web.limits import SlidingWindow
+from xmrgate.web.limits import PublicLimit
 from xmrgate.web.link_page.page import LINK_PAGE, kind_of, render_link_page
 from xmrgate.web.public_page import (
     form_field,
@@ -82,6 +85,8 @@ COOKIE_PREFIX = "xg_link_"
 #: How every refusal of "Pay" begins: no request was made, nothing can be owed.
 NOTHING_MADE = "Nothing was made"
 _COOKIE_NAME = re.compile(r"^[A-Za-z0-9_]{1,40}$")
+
+log = logging.getLogger(__name__)
 
 
 # Every answer is a public page's (``web/public_page.py``): its headers, a CSP of exactly
@@ -228,6 +233,15 @@ def same_amount(link: Link, typed: str, made: PaymentRequest) -> bool:
         return False
 
 
+async def count_made(limit: PublicLimit, request: Request, key: str) -> None:
+    """Count a request already made: a failure to count is logged, never the answer
+    (the payer's request exists and the cookie must lead back to it)."""
+    try:
+        await limit.hit(request, key)
+    except XmrgateError:
+        log.warning("a link's request could not be counted in its limit", exc_info=True)
+
+
 def build_router(
     *,
     client_limit: int = CLIENT_LIMIT,
@@ -237,8 +251,8 @@ def build_router(
 ) -> APIRouter:
     """The link page's routes, with their own limiters (one set per application)."""
     router = APIRouter(tags=["link page"])
-    per_client = SlidingWindow(client_limit, window)
-    per_link = SlidingWindow(link_limit, window)
+    per_client = PublicLimit("link_client", client_limit, window)
+    per_link = PublicLimit("link", link_limit, window)
 
     async def find(gateway: Gateway, slug: str) -> Link:
         if not SLUG.fullmatch(slug):
@@ -306,13 +320,18 @@ def build_router(
             if not going_back:
                 if kind_of(link) == "open" and not (typed or "").strip():
                     raise InvalidInput("enter the amount to pay")
-                wait = per_link.hit(link.id)
+                try:
+                    wait = await per_link.hit(request, link.id)
+                except XmrgateError:
+                    # Not counted, not made (fail closed): the database is failing.
+                    log.warning("a link's limit could not be counted", exc_info=True)
+                    return LINK_PAGE.uncounted(NOTHING_MADE, brand)
                 if wait:
                     return too_many_page(wait, brand)
             made, reused = await links.pay(link, typed, reuse if going_back else None)
             if going_back and not reused:
                 # Paid or expired between the two reads: a new request after all, counted.
-                per_link.hit(link.id)
+                await count_made(per_link, request, link.id)
         except InvalidInput as exc:
             # A missing, malformed or too small amount: the form again, with the reason.
             return _page(

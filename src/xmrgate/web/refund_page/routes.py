@@ -11,7 +11,9 @@
 Hostile input: a malformed token takes the unknown token's path (a lookup of a decoy
 token, the same 404 page); a form posted from another origin (``Origin`` not this
 page's, or ``Sec-Fetch-Site: cross-site``) is refused (403) before anything is read;
-claims are limited per client address and per token (429, ``Retry-After``); every page
+claims are limited per client address and per token (429, ``Retry-After``; counted in
+the database on PostgreSQL, for every worker and host, and refused with 503 when they
+cannot be counted: ``web/limits.py``); every page
 forbids framing and referrers (the token is in the URL) and is never cached.
 
 The refund is found with the public Gateway (its repository looks across stores by the
@@ -45,7 +47,7 @@ from xmrgate.domain.refunds import (
 from xmrgate.web.checkout.page import Brand
 from xmrgate.web.checkout.routes import _brand
 from xmrgate.web.deps import PublicGatewayDep
-from xmrgate.web.limits import SlidingWindow
+from xmrgate.web.limits import PublicLimit
 from xmrgate.web.public_page import (
     form_field,
     receive_form,
@@ -175,8 +177,8 @@ def build_router(
 ) -> APIRouter:
     """The claim page's routes, with their own limiters (one set per application)."""
     router = APIRouter(tags=["refund page"])
-    per_client = SlidingWindow(client_limit, window)
-    per_token = SlidingWindow(token_limit, window)
+    per_client = PublicLimit("refund_client", client_limit, window)
+    per_token = PublicLimit("refund_token", token_limit, window)
 
     @router.get("/refund/{token:path}", response_class=HTMLResponse, include_in_schema=False)
     async def refund_page(token: str, request: Request, gateway: PublicGatewayDep) -> HTMLResponse:
@@ -204,7 +206,7 @@ def build_router(
             "the refund on that page.",
             # Per token only once the client's own limit passed (a flood from one client
             # does not lock the customer out of their refund).
-            then=lambda: per_token.hit(token_digest(token)),
+            then=lambda: per_token.hit(request, token_digest(token)),
         )
         if isinstance(body, HTMLResponse):
             return body
