@@ -15,14 +15,15 @@ STATIC_PREFIX = "/admin/static/"
 STATIC_FILES = {
     "admin.css": "text/css; charset=utf-8",
     # Loaded in this order (deferred): exact amounts; helpers, API and sign-in; the
-    # overview, list and payouts; one request and the form; refunds; payment links; the
-    # routes.
+    # overview, list and payouts; one request and the form; refunds; payment links;
+    # unmatched receipts; the routes.
     "format.js": "text/javascript; charset=utf-8",
     "ui.js": "text/javascript; charset=utf-8",
     "pages.js": "text/javascript; charset=utf-8",
     "request.js": "text/javascript; charset=utf-8",
     "refunds.js": "text/javascript; charset=utf-8",
     "links.js": "text/javascript; charset=utf-8",
+    "unmatched.js": "text/javascript; charset=utf-8",
     "admin.js": "text/javascript; charset=utf-8",
 }
 SHELL_PATHS = frozenset({SHELL_PATH, *(STATIC_PREFIX + name for name in STATIC_FILES)})

@@ -1,7 +1,7 @@
 /* xmrgate dashboard, part 5 of 5: the pages are hash routes (#/, #/requests,
- * #/request/<address>, #/refunds, #/links, #/payouts, #/new), so the gateway serves one static shell; every
- * figure comes from an API call made with the key the operator typed in, on the store
- * chosen in the header's switcher (operators only). */
+ * #/request/<address>, #/refunds, #/links, #/unmatched, #/payouts, #/new), so the gateway
+ * serves one static shell; every figure comes from an API call made with the key the
+ * operator typed in, on the store chosen in the header's switcher (operators only). */
 (function () {
   "use strict";
   var A = window.XmrAdmin;
@@ -32,6 +32,9 @@
     } else if (path === "/links") {
       page = "links";
       run = function () { return P.links(gen); };
+    } else if (path === "/unmatched") {
+      page = "unmatched";
+      run = function () { return P.unmatched(gen, params); };
     } else if (path === "/payouts") {
       page = "payouts";
       run = function () { return P.payouts(gen); };
@@ -54,17 +57,20 @@
 
   /* Another store was chosen: the current page again, on that store. A request belongs to
    * the store it was opened in (another store answers 404), so that page goes back to the
-   * list; the list's filters stay, its page (cursor) does not. */
+   * list; a list's filters stay, its page (cursor) does not. The count of open unmatched
+   * receipts in the navigation was the other store's: hidden until counted again. */
   function switchStore() {
     var hash = location.hash.replace(/^#/, "") || "/";
     var next = null;
+    var list = /^[/](requests|unmatched)[?]/.exec(hash);
+    A.unmatched.navCount(null);
     if (hash.indexOf("/request/") === 0) {
       next = "#/requests";
-    } else if (hash.indexOf("/requests?") === 0) {
-      var params = new URLSearchParams(hash.slice("/requests?".length));
+    } else if (list) {
+      var params = new URLSearchParams(hash.slice(list[0].length));
       if (params.has("cursor")) {
         params.delete("cursor");
-        next = "#/requests" + (params.toString() ? "?" + params : "");
+        next = "#/" + list[1] + (params.toString() ? "?" + params : "");
       }
     }
     if (next !== null && next !== location.hash) {
@@ -77,6 +83,7 @@
   document.getElementById("logout").addEventListener("click", function () {
     A.storeKey("");
     A.forgetStores();
+    A.unmatched.navCount(null);
     route();
   });
   A.route = route;

@@ -1,7 +1,7 @@
-/* xmrgate dashboard: exact amounts, fiat prices and times, no DOM (tests/unit/test_admin_format.py
- * and test_admin_price.py run it in node). Amounts are integers of piconero and stay integers:
- * BigInt arithmetic only, as in domain/money.py's piconero_to_xmr. A float cannot hold every
- * amount (2^53 < 2^63). */
+/* xmrgate dashboard: exact amounts, fiat prices, times and ages, no DOM
+ * (tests/unit/test_admin_format.py and test_admin_price.py run it in node). Amounts are
+ * integers of piconero and stay integers: BigInt arithmetic only, as in domain/money.py's
+ * piconero_to_xmr. A float cannot hold every amount (2^53 < 2^63). */
 (function (root) {
   "use strict";
   var PICO = BigInt("1000000000000");
@@ -108,7 +108,18 @@
     return d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" });
   }
 
+  /* "3 h ago": how long before ``now`` the moment ``seconds`` was (both unix seconds), in its
+   * largest whole unit; "just now" under a minute, and for a moment ahead of this clock (a
+   * block's timestamp may be). The exact time goes in the element's title. */
+  function ago(seconds, now) {
+    var gone = Math.floor(Number(now) - Number(seconds));
+    if (!(gone >= 60)) { return "just now"; }
+    if (gone < 3600) { return Math.floor(gone / 60) + " min ago"; }
+    if (gone < 86400) { return Math.floor(gone / 3600) + " h ago"; }
+    return Math.floor(gone / 86400) + " d ago";
+  }
+
   var api = { toBig: toBig, xmr: xmr, parseXmr: parseXmr, parseJson: parseJson, toJson: toJson,
-    parseFiat: parseFiat, rate: rate, utc: utc, local: local };
+    parseFiat: parseFiat, rate: rate, utc: utc, local: local, ago: ago };
   if (typeof module === "object" && module.exports) { module.exports = api; } else { root.XmrFormat = api; }
 })(this);

@@ -299,6 +299,7 @@
     return shown;
   }
 
+  A.copyText = copyText; // the Unmatched page (unmatched.js) copies addresses with it too
   A.pages = A.pages || {};
   Object.assign(A.pages, { links: linksPage });
 })();

@@ -34,7 +34,11 @@
         return null;
       });
       return status.then(function (st) {
-        if (st) { return Promise.all([st, daily]); }
+        // The store's open unmatched receipts (unmatched.js: a card, and the navigation's
+        // count) are a secondary figure: asked once the overview's first answers are in,
+        // so that they never hold those up on a busy gateway.
+        var open = daily.then(function () { return A.unmatched.loadOpen(); });
+        if (st) { return Promise.all([st, daily, open]); }
         return Promise.all([
           api("GET", "balance").catch(soft),
           // 503 is an answer too: the body says which service is down.
@@ -43,15 +47,17 @@
             return soft(err);
           }),
           api("GET", "receive?limit=5").catch(soft),
-          daily]).then(function (parts) {
-          return { store: { balance: parts[0], health: parts[1], latest: parts[2] }, daily: parts[3] };
+          daily, open]).then(function (parts) {
+          return { store: { balance: parts[0], health: parts[1], latest: parts[2] }, daily: parts[3],
+            open: parts[4] };
         });
       });
     }
     return live(gen, 10, load, function (data, stale) {
-      if (data.store) { storeOverview(data.store, data.daily, stale); return; }
+      if (data.store) { storeOverview(data.store, data.daily, data.open, stale); return; }
       var st = data[0];
       var daily = data[1];
+      var open = data[2];
       var sync = st.sync || {};
       var cb = st.callbacks;
       var reqs = st.payment_requests || {};
@@ -90,12 +96,13 @@
                 h("span", { "data-count": name, text: String(reqs[name]) })]);
             })),
             st.address_pool === null || st.address_pool === undefined ? null
-              : h("p", { class: "muted", text: "Address pool: " + st.address_pool + " ready" })])]),
+              : h("p", { class: "muted", text: "Address pool: " + st.address_pool + " ready" })]),
+          A.unmatched.card(open)]),
         receivedChart(daily)]));
     });
   }
 
-  function storeOverview(st, daily, stale) {
+  function storeOverview(st, daily, open, stale) {
     var health = st.health || {};
     var services = Object.keys(health.services || {}).map(function (name) {
       var up = health.services[name];
@@ -127,7 +134,8 @@
                 h("a", { href: "#/request/" + enc(r.address), class: "mono", title: r.address, text: short(r.address) }),
                 h("span", {}, [amount(r.amount), " ", badge(r.status || "unknown")])]);
             })) : h("p", { class: "muted", text: "No payment requests yet." }),
-          h("p", {}, h("a", { href: "#/requests", text: "All requests" }))])]),
+          h("p", {}, h("a", { href: "#/requests", text: "All requests" }))]),
+        A.unmatched.card(open)]),
       receivedChart(daily)]));
   }
 
