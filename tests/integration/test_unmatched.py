@@ -21,15 +21,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import asyncpg
 import pytest
+from selenium.webdriver import Chrome as WebDriver
 
 from tests.integration.callback_support import XMR
+from tests.unit.test_admin_unmatched import ROWS_JS
 from tests.unit.test_metrics import samples, value
+from testsupport.browser import chromium, wait_for
 from testsupport.gateway import SYNC_WAIT, Gateway
 from xmrgate.adapters.store.db import Database
 from xmrgate.adapters.store.links import SqlLinkStore
@@ -113,6 +116,26 @@ def unmatched_events(gateway: Gateway) -> list[dict[str, Any]]:
     return [e for e in all_events(gateway) if e["event"] == "transfer.unmatched"]
 
 
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
+    """One Chromium for the module (the dashboard is looked at on SQLite only)."""
+    with chromium(tmp_path_factory, (1280, 800)) as driver:
+        yield driver
+
+
+def dashboard_rows(driver: WebDriver, gateway: Gateway) -> dict[int, dict[str, Any]]:
+    """The dashboard's Unmatched page as Chromium shows it, by receipt id."""
+    driver.get("about:blank")
+    driver.get(f"{gateway.url}/admin#/unmatched")
+    wait_for(
+        driver,
+        "the unmatched receipts",
+        lambda: driver.execute_script(ROWS_JS),
+        timeout=SYNC_WAIT,
+    )
+    return {r["id"]: r for r in driver.execute_script(ROWS_JS)}
+
+
 def wait_receipts(
     gateway: Gateway, what: str, predicate: Callable[[dict[str, dict[str, Any]]], bool]
 ) -> dict[str, dict[str, Any]]:
@@ -126,7 +149,7 @@ def wait_receipts(
 
 
 def test_money_no_request_owns_is_recorded_listed_announced_and_follows_the_chain(
-    gateway: Gateway, devnet: Devnet
+    gateway: Gateway, devnet: Devnet, request: pytest.FixtureRequest
 ) -> None:
     """Pruned, deleted, foreign and pooled subaddresses paid in one transaction: four
     receipts, each with its amount, index, tx and confirmations; the pooled index left
@@ -184,6 +207,12 @@ def test_money_no_request_owns_is_recorded_listed_announced_and_follows_the_chai
     assert all(gateway.receive(XMR)["address"] != pooled for _ in range(5))
     # Nothing was credited to a request.
     assert gateway.get(f"/receive/{deleted}").status_code == 404
+    if gateway.backend == "sqlite":
+        # Each reaches the merchant's dashboard, with its amount and full address.
+        shown = dashboard_rows(request.getfixturevalue("browser"), gateway)
+        for address in expected:
+            row = shown[receipts[address]["id"]]
+            assert (row["full"], row["state"], row["status"]) == (address, "confirmed", "open")
 
     announced = unmatched_events(gateway)
     assert sorted(e["address"] for e in announced) == sorted(expected), announced
