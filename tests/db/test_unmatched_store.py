@@ -8,9 +8,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from sqlalchemy import insert, select
 
 from tests.db.support import new_request
+from xmrgate.adapters.store import unmatched_rows
 from xmrgate.adapters.store.db import Database, utcnow
 from xmrgate.adapters.store.listing import SqlListing
 from xmrgate.adapters.store.payments import PaymentStore
@@ -19,7 +21,7 @@ from xmrgate.adapters.store.tables import address_pool, events, transfers
 from xmrgate.adapters.store.unmatched import SqlUnmatched
 from xmrgate.core.sync import SyncEngine
 from xmrgate.core.unmatched import UnmatchedReceipts
-from xmrgate.domain.errors import Conflict, NotFound
+from xmrgate.domain.errors import Conflict, DatabaseUnavailable, NotFound
 from xmrgate.domain.unmatched import ReceiptStatus
 
 
@@ -219,5 +221,50 @@ def test_the_store_lists_pages_dismisses_once_and_sees_only_its_own(on_database:
         assert (await receipts.get(seen[1]))[0].status is ReceiptStatus.OPEN
         async with db.read() as conn:
             assert len((await conn.execute(select(events))).all()) == 5
+
+    on_database(scenario)
+
+
+def test_a_tick_that_fails_while_writing_a_receipt_leaves_nothing_and_the_next_records_it_once(
+    on_database: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database fails after the receipt row is written, before its event (a process
+    killed there is the same: nothing commits): no receipt, no event, the pooled index
+    still pooled, the height not moved; the next tick records it once, with one event."""
+
+    async def scenario(db: Database) -> None:
+        async with db.write() as conn:
+            await conn.execute(
+                insert(address_pool).values(
+                    store_id="default", subaddr_index=3, address="8Sub3", created_at=utcnow()
+                )
+            )
+        wallet = ChainWallet()
+        sync = engine(db, wallet)
+        await sync.tick()
+        wallet.height = 501
+        wallet.entries = [entry(3, "k", 500)]
+        real = unmatched_rows.insert_events
+
+        async def failing(conn: Any, rows: Any) -> None:
+            raise DatabaseUnavailable("the database went away")
+
+        monkeypatch.setattr(unmatched_rows, "insert_events", failing)
+        with pytest.raises(DatabaseUnavailable):
+            await sync.tick()
+        assert await SqlUnmatched(db, "default").page(None, 10, None) == []
+        async with db.read() as conn:
+            assert len((await conn.execute(select(address_pool))).all()) == 1
+            assert (await conn.execute(select(events))).all() == []
+        assert (await SqlSyncStore(db).window_bounds()).synced == 500
+
+        monkeypatch.setattr(unmatched_rows, "insert_events", real)
+        await sync.tick()
+        await sync.tick()
+        [receipt] = await SqlUnmatched(db, "default").page(None, 10, None)
+        assert receipt.transfer.tx_hash == "k" * 64
+        assert [e.kind for e in await feed(db)] == ["transfer.unmatched"]
+        async with db.read() as conn:
+            assert (await conn.execute(select(address_pool))).all() == []
 
     on_database(scenario)

@@ -297,8 +297,10 @@ unmatched_receipts = Table(
         nullable=False,
         server_default="0",
     ),
+    # A receipt is recorded once; (store, index) first: the tick looks receipts up by
+    # the subaddresses it observed.
     UniqueConstraint(
-        "store_id", "tx_hash", "subaddr_index", name="uq_unmatched_receipts_store_tx_index"
+        "store_id", "subaddr_index", "tx_hash", name="uq_unmatched_receipts_store_index_tx"
     ),
     # GET /unmatched lists a store's receipts newest first; the tick reads the window.
     Index("ix_unmatched_receipts_store_created", "store_id", "created_at", "id"),

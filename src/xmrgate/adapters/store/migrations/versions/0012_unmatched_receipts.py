@@ -101,7 +101,7 @@ def upgrade() -> None:
             server_default="0",
         ),
         sa.UniqueConstraint(
-            "store_id", "tx_hash", "subaddr_index", name="uq_unmatched_receipts_store_tx_index"
+            "store_id", "subaddr_index", "tx_hash", name="uq_unmatched_receipts_store_index_tx"
         ),
     )
     op.create_index(
