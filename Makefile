@@ -25,21 +25,25 @@ dev: install
 # Three processes on 2 cores, each with its own regtest network; a module's tests stay in
 # one process (they share its gateway). The tests mostly wait on the chain (blocks, wallet
 # refreshes, callbacks' retries), so a third process fills the waits: the whole suite took
-# 11 min 52 s in three against 16-19 min in two (docs/architecture.md).
+# 11 min 52 s in three against 16-19 min in two (docs/architecture.md). The slowest
+# modules go first, in tests/conftest.py's order (--no-loadscope-reorder: xdist otherwise
+# orders modules by their number of tests).
 test: install system-deps
-	$(BIN)/python -m pytest -n 3 --dist loadscope --durations=15
+	$(BIN)/python -m pytest -n 3 --dist loadscope --no-loadscope-reorder --durations=15
 
-# Three processes as well (the Chromium tests wait on the browser): 1,759 tests in 70 s,
-# 82 s in two. For speed (figures in
-# docs/architecture.md): bytecode is cached even where the environment says not to (each
-# process compiled the sources and redid pytest's assertion rewriting: 3-5 s each);
+# Three processes as well (the Chromium tests wait on the browser): 1,885 tests in 79 s,
+# 97 s in two, 105 s in four. For speed (figures in
+# docs/architecture.md): the slowest modules go first, in the order tests/conftest.py
+# gives (--no-loadscope-reorder); bytecode is cached even where the environment says not
+# to (each process compiled the sources and redid pytest's assertion rewriting: 3-5 s each);
 # tests/integration/ is not collected (all of it is `integration`: the same tests run); the
 # pytest plugins no unit test uses (schemathesis, anyio) are not loaded; the expensive
 # property tests run a quarter of their examples (the `dev` profile,
 # testsupport/properties.py: `make test` above runs them in full, as CI does).
 unit: install
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -m "not integration" --ignore=tests/integration \
-		-p no:schemathesis -p no:anyio --hypothesis-profile=dev -n 3 --dist loadscope
+		-p no:schemathesis -p no:anyio --hypothesis-profile=dev -n 3 --dist loadscope \
+		--no-loadscope-reorder
 
 lint: install
 	$(BIN)/ruff check .

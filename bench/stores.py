@@ -34,7 +34,7 @@ from typing import Any, cast
 
 from sqlalchemy import event, insert, text
 
-from bench import common, stores_own
+from bench import common, runner, stores_own
 from bench.baseline import Baseline, checkout, same_gateway
 from bench.common import Context
 from bench.loadgen import LoadResult, run_load
@@ -66,7 +66,6 @@ MODES = {"refresh": "refresh every tick", "gate": "--daemon-address"}
 COLUMNS = ("address", "subaddr_index", "amount", "description", "created_at", "created_height")
 Wallets = dict[int, tuple[WalletRpc, list[dict[str, Any]]]]
 Runs = dict["Point", list[dict[str, Any]]]
-OPTIONS: argparse.Namespace | None = None  # set by ``python -m bench.stores``
 
 
 def _database(where: str) -> Database:
@@ -351,9 +350,10 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     return args
 
 
-def run(ctx: Context) -> None:
-    """``python -m bench --only stores``: beside ``--baseline`` (or f1fb26a); options: OPTIONS."""
-    args = OPTIONS or _parse(["--repeats", str(ctx.repeats)] + ["--ticks", "15"] * ctx.quick)
+def run(ctx: Context, options: argparse.Namespace | None = None) -> None:
+    """``python -m bench --only stores``: beside ``--baseline`` (or f1fb26a); ``options``:
+    those of ``python -m bench.stores``, else the run's repeats (and fewer ticks, quick)."""
+    args = options or _parse(["--repeats", str(ctx.repeats)] + ["--ticks", "15"] * ctx.quick)
     with ExitStack() as stack:
         # --baseline none: this version alone (no worktree; the HTTP points compare versions).
         alone = args.baseline == "none"
@@ -376,12 +376,10 @@ def main(argv: list[str]) -> int:
         print(json.dumps(asyncio.run(_tick_child(json.loads(Path(argv[1]).read_text())))))
         return 0
     args = _parse(argv)
-    from bench import __main__, stores  # the module ``bench`` runs is not this __main__ copy
-
-    stores.OPTIONS = args
     flags = ["--only", NAME, "--repeats", str(args.repeats)]
     flags += ["--baseline", args.baseline] * (args.baseline != "none")
-    return __main__.main([*flags, "--profile", "never"] + ["--keep-workdir"] * args.keep_workdir)
+    flags += ["--profile", "never"] + ["--keep-workdir"] * args.keep_workdir
+    return runner.main(flags, {NAME: lambda ctx: run(ctx, args)})
 
 
 if __name__ == "__main__":

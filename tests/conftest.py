@@ -9,8 +9,12 @@ or uses the ``devnet`` fixture (directly or through another fixture, such as
 
 from __future__ import annotations
 
+import signal
+import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING
 
 import pytest
@@ -35,6 +39,7 @@ settings.register_profile(DEV_PROFILE, settings.get_profile("default"))
 # the two out. Every other module keeps its place after these.
 HEAVIEST_FIRST = (
     "test_store_lookahead.py",
+    "test_interrupted_run.py",
     "test_dev_restart.py",
     "test_dev_playground.py",
     "test_invoices.py",
@@ -51,7 +56,31 @@ HEAVIEST_FIRST = (
     "test_view_only.py",
     "test_api.py",
     "test_fiat_prices.py",
+    "test_link_workers.py",
+    "test_rates_cluster.py",
+    "test_unmatched.py",
 )
+# The same for ``make unit`` (tests/unit and tests/db), which runs them in this order
+# (``--no-loadscope-reorder``: xdist otherwise puts the modules with the most tests first,
+# and the browser modules, few tests but 10-30 s each, came last, one of them alone).
+UNIT_HEAVIEST_FIRST = (
+    "unit/test_link_page.py",
+    "unit/test_pos_browser.py",
+    "db/test_refund_store.py",
+    "unit/test_admin_unmatched.py",
+    "unit/test_invoice_api.py",
+    "unit/test_admin_refunds.py",
+    "db/test_link_store.py",
+    "unit/test_admin_links.py",
+    "db/test_invoice_store.py",
+    "unit/test_address_pool_usecase.py",
+    "unit/test_refund_page.py",
+    "db/test_outbox_schedule.py",
+    "unit/test_admin_fiat_forms.py",
+    "unit/test_admin_price.py",
+    "unit/test_admin_overview_browser.py",
+)
+TESTS_DIR = Path(__file__).parent
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
@@ -63,14 +92,48 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if needs_network and item.get_closest_marker("integration") is None:
             item.add_marker(pytest.mark.integration)
     rank = {name: place for place, name in enumerate(HEAVIEST_FIRST)}
+    unit_rank = {name: place for place, name in enumerate(UNIT_HEAVIEST_FIRST)}
+
+    def place(item: pytest.Item) -> tuple[int, int]:
+        if item.path.is_relative_to(INTEGRATION_DIR):
+            return (rank.get(item.path.name, len(rank)), len(unit_rank))
+        if not item.path.is_relative_to(TESTS_DIR):
+            return (len(rank), len(unit_rank))
+        relative = item.path.relative_to(TESTS_DIR).as_posix()
+        return (len(rank), unit_rank.get(relative, len(unit_rank)))
+
     # A stable sort: a module's tests stay together and in their order.
-    items.sort(
-        key=lambda item: (
-            rank.get(item.path.name, len(rank))
-            if item.path.is_relative_to(INTEGRATION_DIR)
-            else len(rank)
-        )
-    )
+    items.sort(key=place)
+
+
+def _interrupt(signum: int, _frame: FrameType | None) -> None:
+    """SIGTERM as Ctrl-C: the run stops through ``KeyboardInterrupt``, so the session's
+    fixtures are torn down (the ``devnet`` stops its processes); a second SIGTERM ends
+    the process at once."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A ``make test`` stopped with SIGTERM (make passes it on to pytest) stops as one
+    stopped with Ctrl-C: pytest-xdist stops its workers, and kills those still running
+    10 s later. What a killed process could not stop dies with it all the same: the
+    devnet's processes and the gateways get SIGKILL from the kernel when the test process
+    that started them ends (``xmrgate.devnet.processes.die_with_parent``;
+    ``tests/integration/test_interrupted_run.py``)."""
+    if (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    ):
+        signal.signal(signal.SIGTERM, _interrupt)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Quit this process's shared Chromium (``testsupport/browser.py``), if a module
+    started it."""
+    browser = sys.modules.get("testsupport.browser")
+    if browser is not None:
+        browser.SHARED.quit()
 
 
 @pytest.fixture(scope="session")

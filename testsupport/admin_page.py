@@ -20,9 +20,21 @@ def text(driver: WebDriver, selector: str) -> str:
 
 def page_errors(driver: WebDriver, *expected: int) -> list[str]:
     """Console errors other than the browser's note about the refusals a test provokes
-    (and ``GET /stores``'s 404: a gateway without stores, which the header expects)."""
+    (and ``GET /stores``'s 404: a gateway without stores, which the header expects; and
+    ``GET /rates``'s 400: a gateway without fiat prices, which the refund, link and
+    request forms expect, offering XMR only)."""
     allowed = [f"status of {code}" for code in expected]
-    return console_errors(driver, "/stores - Failed to load resource", *allowed)
+    return console_errors(
+        driver, "/stores - Failed to load resource", "/rates - Failed to load resource", *allowed
+    )
+
+
+def look_again(driver: WebDriver) -> None:
+    """The operator comes back to the dashboard's tab: its ``visibilitychange`` (the page
+    is visible) makes the page shown load its data at once (``live`` in ``ui.js``), where
+    it would otherwise show a change at its next refresh, 3 to 15 s later. The same code
+    then draws what changed: a test that calls this still proves the page follows."""
+    driver.execute_script("document.dispatchEvent(new Event('visibilitychange'));")
 
 
 def screenshots(driver: WebDriver, page: str, docs: bool = False) -> None:

@@ -2,18 +2,26 @@
 
 Nothing is downloaded (a test tool's own browser download does not work here); a
 missing package fails the test instead of skipping it.
+
+One Chromium per test process: :func:`chromium` (the body of a module's ``browser``
+fixture) hands the modules of a process the same browser, each in a fresh tab with its
+window size, no cookies, no local or session storage and no console messages of the
+module before (:class:`SharedChromium`); ``tests/conftest.py`` quits it when the session
+ends. Starting a Chromium costs 1-2 s of CPU, once per module before.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
-from selenium.common.exceptions import StaleElementReferenceException
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver import Chrome as WebDriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
@@ -36,7 +44,22 @@ CHROME_FLAGS = [
 ]
 
 
-def start_chromium(profile: Path, *, width: int, height: int, console: bool = False) -> WebDriver:
+class Chromium(WebDriver):
+    """Chrome's WebDriver that notes the origin of every page it is told to open (what
+    :class:`SharedChromium` clears between modules)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.origins: set[str] = set()
+        super().__init__(*args, **kwargs)
+
+    def get(self, url: str) -> None:
+        parts = urlsplit(url)
+        if parts.scheme in ("http", "https"):
+            self.origins.add(f"{parts.scheme}://{parts.netloc}")
+        super().get(url)
+
+
+def start_chromium(profile: Path, *, width: int, height: int, console: bool = False) -> Chromium:
     """A headless Chromium with its own ``profile`` folder and a window of that size;
     ``console`` keeps the page's console messages for ``driver.get_log("browser")``."""
     missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not Path(p).exists()]
@@ -52,23 +75,95 @@ def start_chromium(profile: Path, *, width: int, height: int, console: bool = Fa
     if console:
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     service = Service(executable_path=CHROMEDRIVER, log_output=str(profile / "chromedriver.log"))
-    driver = WebDriver(service=service, options=options)
+    driver = Chromium(service=service, options=options)
     driver.set_page_load_timeout(30)
     return driver
+
+
+class SharedChromium:
+    """The Chromium of this test process, handed to one module at a time.
+
+    :meth:`lend` gives it in the state of a fresh one: a new tab (so no session storage,
+    no emulation, no script added to new documents, no page of the module before still
+    polling its server), the window at the size asked, no cookies, no local storage or
+    other data of the origins opened before, the console messages before read and
+    dropped. Its console is always kept (``console=True``): a module that does not read
+    it loses nothing. A browser that no longer answers is replaced.
+    """
+
+    def __init__(self) -> None:
+        self._driver: Chromium | None = None
+        self._lent = False
+
+    @contextmanager
+    def lend(
+        self, tmp_path_factory: pytest.TempPathFactory, size: tuple[int, int]
+    ) -> Iterator[WebDriver]:
+        """The browser, fresh, with a window of ``size``, until the block ends."""
+        assert not self._lent, "the shared Chromium is lent to another module already"
+        driver = self._fresh(tmp_path_factory, size)
+        self._lent = True
+        try:
+            yield driver
+        finally:
+            self._lent = False
+            with contextlib.suppress(WebDriverException):
+                driver.get("about:blank")  # its pages stop calling their closed servers
+
+    def _fresh(self, tmp_path_factory: pytest.TempPathFactory, size: tuple[int, int]) -> Chromium:
+        if self._driver is not None:
+            try:
+                self._reset(self._driver, size)
+                return self._driver
+            except WebDriverException:
+                self.quit()
+        profile = tmp_path_factory.mktemp("chromium-profile")
+        self._driver = start_chromium(profile, width=size[0], height=size[1], console=True)
+        # As after a reset: a window narrower than 500 px is only that narrow once set so
+        # (started so, its page is 500 px wide all the same).
+        self._driver.set_window_size(*size)
+        return self._driver
+
+    @staticmethod
+    def _reset(driver: Chromium, size: tuple[int, int]) -> None:
+        old = driver.window_handles
+        driver.switch_to.new_window("tab")
+        fresh = driver.current_window_handle
+        for handle in old:
+            driver.switch_to.window(handle)
+            driver.close()
+        driver.switch_to.window(fresh)
+        driver.execute_cdp_cmd("Network.clearBrowserCookies", {})
+        for origin in sorted(driver.origins):
+            driver.execute_cdp_cmd(
+                "Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"}
+            )
+        driver.origins.clear()
+        driver.set_window_size(*size)
+        driver.get_log("browser")  # type: ignore[no-untyped-call]
+
+    def quit(self) -> None:
+        """Quit the browser (at the end of the session)."""
+        if self._driver is not None:
+            driver, self._driver = self._driver, None
+            with contextlib.suppress(Exception):
+                driver.quit()
+
+
+#: This test process's Chromium (``tests/conftest.py`` quits it at the end of the session).
+SHARED = SharedChromium()
 
 
 @contextmanager
 def chromium(
     tmp_path_factory: pytest.TempPathFactory, size: tuple[int, int], *, console: bool = False
 ) -> Iterator[WebDriver]:
-    """:func:`start_chromium` in a new profile folder with a window of ``size``, quit on
-    leaving; the body of a test module's ``browser`` fixture."""
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    driver = start_chromium(profile, width=size[0], height=size[1], console=console)
-    try:
+    """This process's Chromium (:data:`SHARED`), fresh, with a window of ``size``, for
+    the block; the body of a test module's ``browser`` fixture. Its console is kept
+    whatever ``console`` says (``console_errors`` needs it)."""
+    del console  # always on in the shared browser
+    with SHARED.lend(tmp_path_factory, size) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def css(driver: WebDriver | WebElement, selector: str) -> list[WebElement]:

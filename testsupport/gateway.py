@@ -25,7 +25,7 @@ import httpx
 from testsupport.postgres import create_pg_database, drop_pg_database
 from testsupport.processes import peak_rss_kib, stop_process, wait_until
 from xmrgate.devnet import Devnet, WalletRpc, free_port
-from xmrgate.devnet.processes import LOG_TAIL_LINES, kill, log_tail
+from xmrgate.devnet.processes import LOG_TAIL_LINES, die_with_parent, kill, log_tail
 
 # How long a test waits for the gateway to notice something (a liveness wait, not a
 # latency bound: benchmarks measure latency). On the shared test devnet a wallet
@@ -117,7 +117,12 @@ class GatewayProcess:
         with self.log_path.open("ab") as log:
             self.started_at = time.time()
             self.proc = subprocess.Popen(
-                cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=self.env
+                cmd,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=self.env,
+                preexec_fn=die_with_parent(),  # it dies with the test process, as its wallet
             )
         if wait:
             try:

@@ -16,6 +16,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from xmrgate.domain.durations import parse_duration
 from xmrgate.domain.errors import InvalidInput
 from xmrgate.domain.fiat import RATE_SOURCE_NAMES, parse_currency, parse_source_urls
+from xmrgate.domain.playground_rate import PLAYGROUND_RATE_SOURCE
 
 # config.Duration, repeated: config.py imports this module, so importing it from there
 # would make a loop.
@@ -105,7 +106,10 @@ class RateSettings(BaseSettings):
         names = [name.lower() for name in _names(value)]
         if not names:
             raise ValueError(f"name at least one source ({', '.join(RATE_SOURCE_NAMES)})")
-        unknown = [name for name in names if name not in RATE_SOURCE_NAMES]
+        # The fixed playground rate is accepted here for ``xmrgate dev``; ``xmrgate serve``
+        # refuses it with a message saying why (it is not a market price).
+        known = (*RATE_SOURCE_NAMES, PLAYGROUND_RATE_SOURCE)
+        unknown = [name for name in names if name not in known]
         if unknown:
             raise ValueError(
                 f"unknown rate source {', '.join(unknown)} (known: {', '.join(RATE_SOURCE_NAMES)})"

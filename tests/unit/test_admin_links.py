@@ -40,7 +40,7 @@ from tests.unit.fakes import (
     FakePaymentStore,
     FakeWallet,
 )
-from testsupport.admin_page import page_errors, screenshots, text
+from testsupport.admin_page import look_again, page_errors, screenshots, text
 from testsupport.browser import chromium, click, css, shown, wait_for
 from testsupport.fake_links import FakeLinkPool, FakeLinkStore, LinkBook
 from testsupport.page_shots import DESKTOP
@@ -334,8 +334,10 @@ def test_the_list_shows_each_links_kind_and_counts(browser: WebDriver, site: Sit
     assert [a[1] for a in by_id[tips.id]["actions"]] == ["Copy", "Deactivate", "Delete", "Requests"]
     assert "null" not in text(browser, "#link-results")
 
-    # A payment arrives: the list follows it (it refreshes every 10 s).
+    # A payment arrives: the list follows it (it refreshes every 10 s, and at once when
+    # the operator comes back to the tab).
     site.pay(tips, "1", received=XMR)
+    look_again(browser)
     wait_for(
         browser,
         "the new figures",

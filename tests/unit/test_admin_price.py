@@ -33,7 +33,7 @@ from selenium.webdriver import Chrome as WebDriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.select import Select
 
-from testsupport.browser import start_chromium
+from testsupport.browser import chromium
 from testsupport.fake_rates import PROVIDERS, FakeRates, unknown
 from xmrgate.adapters.rate_sources import build_sources, rate_client
 from xmrgate.core.rates import RateBook
@@ -212,11 +212,8 @@ def site() -> Iterator[Site]:
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
-    driver = start_chromium(tmp_path_factory.mktemp("chromium-profile"), width=1280, height=900)
-    try:
+    with chromium(tmp_path_factory, (1280, 900)) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def texts(driver: WebDriver, selector: str) -> list[str]:

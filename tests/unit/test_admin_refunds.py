@@ -43,7 +43,7 @@ from tests.unit.fakes import (
     FakePaymentStore,
     FakeWallet,
 )
-from testsupport.admin_page import page_errors, screenshots, text
+from testsupport.admin_page import look_again, page_errors, screenshots, text
 from testsupport.browser import chromium, click, css, shown, wait_for
 from testsupport.fake_refunds import FakeRefundStore, RefundBook
 from testsupport.monero_addresses import fake_address
@@ -257,6 +257,7 @@ def test_a_refund_made_on_the_request_page_shows_its_link_once(
     assert shown_row["actions"] == ["cancel"]
     before = text(browser, "#tx-list td:nth-child(3)")
     site.payments.height += 1  # one more confirmation: the page redraws
+    look_again(browser)  # now, not at its next refresh (3 s)
     wait_for(browser, "a redraw", lambda: text(browser, "#tx-list td:nth-child(3)") != before)
     assert shown(browser, "#claim-url").get_attribute("value") == url
     screenshots(browser, "refund-link")

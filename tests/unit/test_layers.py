@@ -3,7 +3,9 @@
 Every ``import xmrgate...`` / ``from xmrgate... import`` in ``src/xmrgate`` (also the ones
 under ``TYPE_CHECKING``: a loop of types is still a loop) is an edge; the tests hold
 those edges to the table of the architecture page: which folder may import which, and
-no loop between folders, between sub-folders, or between files.
+no loop between folders, between sub-folders, or between files. The benchmarks
+(``bench/``) and the test helpers (``testsupport/``) hold no loop between their files
+either, and no module of ``src``, ``bench`` or ``testsupport`` is longer than 400 lines.
 """
 
 from __future__ import annotations
@@ -15,7 +17,13 @@ from pathlib import Path
 
 import pytest
 
-SRC = Path(__file__).resolve().parents[2] / "src" / "xmrgate"
+ROOT = Path(__file__).resolve().parents[2]
+SRC = ROOT / "src" / "xmrgate"
+# The helpers beside the product: the benchmarks and the tests' support (tests/ itself is
+# not held to these rules).
+BESIDE = {"bench": ROOT / "bench", "testsupport": ROOT / "testsupport"}
+# The project's rule: a module has one job, and at most this many lines (docs/architecture.md).
+MAX_LINES = 400
 
 # The architecture's rule: a top-level part of the package may import only these.
 # "" is the package root (``xmrgate/__init__.py``: the version).
@@ -34,14 +42,14 @@ ALLOWED: dict[str, set[str]] = {
 }
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+def _module_name(path: Path, base: Path = SRC.parent) -> str:
+    parts = list(path.relative_to(base).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts = parts[:-1]
     return ".".join(parts)
 
 
-def _imports(path: Path, module: str) -> set[str]:
+def _imports(path: Path, module: str, roots: tuple[str, ...] = ("xmrgate",)) -> set[str]:
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -51,9 +59,9 @@ def _imports(path: Path, module: str) -> set[str]:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
             names = [f"{base}.{alias.name}" for alias in node.names]
-            found.update(n for n in [base, *names] if n.startswith("xmrgate"))
+            found.update(n for n in [base, *names] if n.startswith(roots))
         elif isinstance(node, ast.Import):
-            found.update(a.name for a in node.names if a.name.startswith("xmrgate"))
+            found.update(a.name for a in node.names if a.name.startswith(roots))
     return found
 
 
@@ -142,6 +150,55 @@ def test_no_import_loop(depth: int) -> None:
     between files."""
     graph = _graph() if depth == 3 else _folded(_graph(), depth)
     assert _cycle(graph) is None, f"import loop: {' -> '.join(_cycle(graph) or [])}"
+
+
+@functools.cache
+def _beside_graph() -> dict[str, frozenset[str]]:
+    """Module -> the modules of ``bench`` and ``testsupport`` it imports (edges into
+    ``xmrgate`` cannot close a loop: the product never imports these)."""
+    files = {_module_name(p, ROOT): p for folder in BESIDE.values() for p in folder.rglob("*.py")}
+    graph: dict[str, frozenset[str]] = {}
+    for module, path in files.items():
+        targets = {t for t in _imports(path, module, tuple(BESIDE)) if t in files}
+        graph[module] = frozenset(targets - {module})
+    return graph
+
+
+def test_no_import_loop_beside_the_product() -> None:
+    """No loop between the files of ``bench`` (``__main__`` <-> ``stores`` once was one),
+    of ``testsupport``, or through both."""
+    graph = _beside_graph()
+    assert {m.split(".")[0] for m in graph} == set(BESIDE), "the scan missed a folder"
+    assert "bench.common" in graph["bench.stores"], "the scan sees no bench import"
+    assert _cycle(graph) is None, f"import loop: {' -> '.join(_cycle(graph) or [])}"
+
+
+def _too_long(folders: Iterable[Path]) -> list[str]:
+    found = []
+    for folder in folders:
+        for path in sorted(folder.rglob("*.py")):
+            lines = len(path.read_text(encoding="utf-8").splitlines())
+            if lines > MAX_LINES:
+                found.append(f"{path.relative_to(folder.parent)}: {lines} lines")
+    return found
+
+
+def test_no_module_is_longer_than_the_rule() -> None:
+    """Every module of the product, the benchmarks and the test helpers has at most
+    ``MAX_LINES`` lines: a longer one does more than one job and is split by job."""
+    assert _too_long([SRC, *BESIDE.values()]) == [], (
+        f"modules over {MAX_LINES} lines (split them by job):\n"
+        + "\n".join(_too_long([SRC, *BESIDE.values()]))
+    )
+
+
+def test_the_length_check_sees_a_long_module(tmp_path: Path) -> None:
+    """The length rule is not blind: a module of ``MAX_LINES + 1`` lines is named, one of
+    ``MAX_LINES`` passes."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "long.py").write_text("x = 1\n" * (MAX_LINES + 1), encoding="utf-8")
+    (tmp_path / "pkg" / "fits.py").write_text("x = 1\n" * MAX_LINES, encoding="utf-8")
+    assert _too_long([tmp_path / "pkg"]) == [f"pkg/long.py: {MAX_LINES + 1} lines"]
 
 
 def test_the_checks_see_a_loop_and_a_forbidden_import() -> None:

@@ -179,6 +179,7 @@ class PosSite:
                 _key(3, "shop-a", SHOP_A, {"read", "receive"}),
             ],
         )
+        self.rows = rows  # a test changes a store's settings, then reloads the registry
         starts = {"shop-a": 1000, "shop-b": 2000}
         self.stores = StoreGateways(
             rows,  # type: ignore[arg-type]  # the two reads the registry makes
@@ -309,6 +310,7 @@ def test_a_fiat_price_is_converted_and_expires_with_its_rate_lock(
         "name": "Café Alpha",
         "accent": "#0f766e",
         "currencies": ["EUR", "USD"],
+        "confirmations": 1,  # the store's pos_confirmations (its default)
     }
     refused(
         client.post(

@@ -9,6 +9,8 @@ follow by polling, never by a reload (a mark set in the page's window must survi
   a pool transfer shows "Seen, waiting for the block"; one confirmation shows "Paid".
 - A partial payment shows what is still due; a reload keeps the sale (it is in the URL).
 - The device's setting of confirmations (2: "Confirming 1 of 2" before "Paid").
+- The store's ``pos_confirmations`` raises a device's lower setting (the settings say
+  so; "Paid" waits for the store's number), and a device may ask for more.
 - A fiat price in the currency chosen once (kept on the device).
 - The last 20 sales of this device with their state; a sale of them opens again.
 - A key without ``pos`` is refused with a message saying so.
@@ -23,6 +25,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -280,6 +283,60 @@ def test_the_devices_confirmations_and_a_fiat_price(browser: WebDriver, served: 
     click(browser, "#new-sale")
     browser.refresh()
     wait_text(browser, "#display", "0 EUR")
+
+
+def device_confirmations(driver: WebDriver, typed: str | None = None) -> str:
+    """Open the settings (typing ``typed`` into the device's confirmations, then Done and
+    open again): the value they show."""
+    click(driver, "#settings-open")
+    field = chrome.shown(driver, "#confirmations", timeout=WAIT)
+    if typed is not None:
+        field.clear()
+        field.send_keys(typed)
+        click(driver, "#settings-close")  # the field's change, then the keypad
+        wait_for(driver, "the keypad", lambda: displayed(driver, "#display"))
+        return device_confirmations(driver)
+    return str(field.get_attribute("value"))
+
+
+def test_the_store_raises_a_device_asking_fewer_confirmations(
+    browser: WebDriver, served: Served
+) -> None:
+    rows = served.site.rows
+    rows.stores = [replace(s, pos_confirmations=2) if s.id == "shop-a" else s for s in rows.stores]
+    served.run(served.site.stores.load())
+    sign_in(browser, served)
+    wait_text(browser, "#display", "0 XMR")
+    assert device_confirmations(browser) == "2"  # the store's 2, above the device's default 1
+    click(browser, "#settings-close")
+    assert device_confirmations(browser, "0") == "2"
+    assert (
+        browser.execute_script("return localStorage.getItem('xmrgate.pos.confirmations');") == "0"
+    )  # kept as the device asked, raised while the store asks more
+    assert text(browser, "#store-confirmations") == (
+        "This store asks for at least 2 confirmations: this device's setting (0) is raised to 2."
+    )
+    click(browser, "#settings-close")
+
+    wait_text(browser, "#display", "0 XMR")
+    keys(browser, "0", ".", "0", "5")
+    click(browser, "#charge")
+    address = sale_address(browser)
+    served.payments.pay(address, XMR // 20)  # in the pool: the device alone would say Paid
+    wait_text(browser, "#state-text", "Seen, waiting for the block")
+    served.payments.mine(address, HEIGHT)
+    served.payments.height = HEIGHT + 1
+    wait_text(browser, "#state-text", "Confirming 1 of 2")
+    served.payments.height = HEIGHT + 2
+    wait_text(browser, "#state-text", "Paid")
+
+    # A device may ask for more than its store.
+    click(browser, "#new-sale")
+    wait_text(browser, "#display", "0 XMR")
+    assert device_confirmations(browser, "3") == "3"
+    assert text(browser, "#store-confirmations") == (
+        "This store asks for at least 2 confirmations; this device may ask for more."
+    )
 
 
 def test_the_last_20_sales_of_this_device(browser: WebDriver, served: Served) -> None:

@@ -22,8 +22,10 @@ from typing import ClassVar
 
 import httpx
 
+from xmrgate.adapters.playground_rate import PlaygroundRateSource
 from xmrgate.core.rates import RateSource, RateSourceMiss
 from xmrgate.domain.fiat import RATE_SOURCE_NAMES, source_base_url
+from xmrgate.domain.playground_rate import PLAYGROUND_RATE_SOURCE
 
 #: Largest answer read (bytes); a price answer is a few hundred.
 MAX_BODY_BYTES = 64 * 1024
@@ -251,9 +253,16 @@ def build_sources(
 
     Raises ``ValueError`` for an unknown name (naming the known ones) or a bad base URL.
     """
-    unknown = [name for name in (*names, *base_urls) if name not in SOURCES]
+    # The fixed playground rate (``xmrgate dev``) is named, never given a URL: it has none.
+    unknown = [n for n in names if n not in SOURCES and n != PLAYGROUND_RATE_SOURCE]
+    unknown += [n for n in base_urls if n not in SOURCES]
     if unknown:
         raise ValueError(
             f"unknown rate source {', '.join(map(repr, unknown))} (known: {', '.join(SOURCES)})"
         )
-    return [SOURCES[name](client, base_urls.get(name)) for name in names]
+    return [
+        PlaygroundRateSource()
+        if name == PLAYGROUND_RATE_SOURCE
+        else SOURCES[name](client, base_urls.get(name))
+        for name in names
+    ]

@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields as dataclass_fields
 from dataclasses import replace
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 from xmrgate.core.link_ports import LinkRepository
@@ -62,9 +63,11 @@ SLUG_TRIES = 3
 CHANGEABLE = frozenset(f.name for f in dataclass_fields(LinkFields))
 # The three kinds of amount: setting one in a PATCH clears the others unless given too.
 _KINDS: Mapping[str, tuple[str, ...]] = {
-    "amount": ("price", "min_amount", "currency"),
-    "price": ("amount", "min_amount", "currency"),
-    "min_amount": ("amount", "price"),
+    "amount": ("price", "min_amount", "currency", "min_price"),
+    "price": ("amount", "min_amount", "currency", "min_price"),
+    # An open amount's minimum is in XMR or in its currency, one at a time.
+    "min_amount": ("amount", "price", "min_price"),
+    "min_price": ("amount", "price", "min_amount"),
     "currency": ("amount", "price"),
 }
 
@@ -187,9 +190,13 @@ class Links:
         if fields.amount is not None and fields.price is not None:
             raise InvalidInput("give one of amount, price, or an open amount, not several")
         fixed = fields.amount is not None or fields.price is not None
-        if fixed and (fields.min_amount is not None or fields.currency is not None):
+        if fixed and (
+            fields.min_amount is not None
+            or fields.currency is not None
+            or fields.min_price is not None
+        ):
             raise InvalidInput(
-                "min_amount and currency are for an open amount (no amount and no price)"
+                "min_amount, min_price and currency are for an open amount (no amount and no price)"
             )
         for name, value in (("amount", fields.amount), ("min_amount", fields.min_amount)):
             if value is not None and (
@@ -200,6 +207,7 @@ class Links:
                 raise InvalidInput(f"{name} must be piconero between 1 and {MAX_AMOUNT}")
         price = None if fields.price is None else self._link_price(fields.price)
         currency = None if fields.currency is None else self._configured(fields.currency)
+        min_price = None if fields.min_price is None else _min_price(fields, currency)
         fiat = price is not None or currency is not None
         life = fields.expires_in
         if isinstance(life, bool) or not isinstance(life, int):
@@ -230,6 +238,7 @@ class Links:
             title=title,
             price=price,
             currency=currency,
+            min_price=min_price,
             callback_url=callback_url,
             return_url=return_url,
         )
@@ -330,6 +339,9 @@ class Links:
                 )
             return replace(base, amount=amount)
         price = _typed_price(typed_amount, f.currency)
+        if f.min_price is not None and price.amount < Decimal(f.min_price):
+            # Compared in the currency the payer typed: no rate, and no XMR on the page.
+            raise InvalidInput(f"the amount must be at least {f.min_price} {f.currency}")
         if f.min_amount is not None:
             if self._pricing is None:
                 raise InvalidInput(
@@ -342,6 +354,21 @@ class Links:
                     f"({typed_amount.strip()} {f.currency} is {piconero_to_xmr(amount)} XMR)"
                 )
         return replace(base, price=price)
+
+
+def _min_price(fields: LinkFields, currency: str | None) -> str:
+    """An open fiat link's minimum as stored: the currency's decimals written out
+    ("5" in EUR is "5.00"), or InvalidInput when it is no such amount or has no
+    currency, or comes with ``min_amount`` too."""
+    if currency is None:
+        raise InvalidInput("min_price is the minimum in the link's currency: give currency too")
+    if fields.min_amount is not None:
+        raise InvalidInput("give min_amount (XMR) or min_price (in currency), not both")
+    try:
+        minimum = parse_price(fields.min_price, currency).amount
+    except InvalidInput as exc:
+        raise InvalidInput(f"min_price: {exc.message}") from None
+    return format(minimum.quantize(Decimal(1).scaleb(-CURRENCY_DECIMALS[currency])), "f")
 
 
 def _typed_price(text: str, currency: str) -> Price:

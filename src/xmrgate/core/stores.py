@@ -34,9 +34,11 @@ from xmrgate.domain.invoice import MAX_EXPIRES_IN
 from xmrgate.domain.money import MAX_AMOUNT
 from xmrgate.domain.stores import (
     ACCENT,
+    DEFAULT_POS_CONFIRMATIONS,
     DEFAULT_STORE,
     EDITABLE,
     MAX_NAME,
+    MAX_POS_CONFIRMATIONS,
     STORE_ID,
     OwnWallet,
     Store,
@@ -174,6 +176,17 @@ def check_tolerance(value: object) -> int | None:
     return _int_or_none(value, "default_underpay_tolerance", 0, MAX_AMOUNT)
 
 
+def check_pos_confirmations(value: object) -> int:
+    """The confirmations a store's POS screens wait for: 0 to MAX_POS_CONFIRMATIONS
+    (never None: a screen must know when a sale is paid)."""
+    checked = _int_or_none(value, "pos_confirmations", 0, MAX_POS_CONFIRMATIONS)
+    if checked is None:
+        raise InvalidInput(
+            f"pos_confirmations must be an integer from 0 to {MAX_POS_CONFIRMATIONS}"
+        )
+    return checked
+
+
 def _checked_changes(fields: Mapping[str, object]) -> dict[str, object]:
     """The PATCH fields, checked and normalised; InvalidInput on the first bad one."""
     unknown = sorted(set(fields) - EDITABLE)
@@ -193,6 +206,8 @@ def _checked_changes(fields: Mapping[str, object]) -> dict[str, object]:
             changes[name] = check_accent(value)
         elif name == "default_expires_in":
             changes[name] = check_expires_in(value)
+        elif name == "pos_confirmations":
+            changes[name] = check_pos_confirmations(value)
         else:
             changes[name] = check_tolerance(value)
     return changes
@@ -230,6 +245,7 @@ class StoreAdmin:
         accent: str | None = None,
         default_expires_in: int | None = None,
         default_underpay_tolerance: int | None = None,
+        pos_confirmations: int = DEFAULT_POS_CONFIRMATIONS,
     ) -> Store:
         """A new store on a new account of the main wallet (``name`` defaults to the id).
 
@@ -245,6 +261,7 @@ class StoreAdmin:
         colour = check_accent(accent)
         expires_in = check_expires_in(default_expires_in)
         tolerance = check_tolerance(default_underpay_tolerance)
+        confirmations = check_pos_confirmations(pos_confirmations)
         if await self._repo.get(id) is not None:
             raise AlreadyExists(f"a store '{id}' already exists")
         own: OwnWallet | None = None
@@ -263,6 +280,7 @@ class StoreAdmin:
                 accent=colour,
                 default_expires_in=expires_in,
                 default_underpay_tolerance=tolerance,
+                pos_confirmations=confirmations,
                 created_at=self._clock(),
             )
         )

@@ -1,17 +1,22 @@
 """Processes of the devnet: free ports, spawning, ending by PID, log tails.
 
 Every process is started in its own session with its output appended to a log
-file, and ended by its PID (SIGTERM, then SIGKILL), never by name.
+file, and ended by its PID (SIGTERM, then SIGKILL), never by name. On Linux it also
+dies with the process that started it (:func:`die_with_parent`): a test run or an
+``xmrgate dev`` killed before it could stop its network leaves no monerod behind.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -47,8 +52,37 @@ def log_tail(*paths: Path, lines: int = LOG_TAIL_LINES) -> str:
     return "\n".join(parts)
 
 
+#: prctl(2)'s option that sets the signal a process gets when its parent ends.
+PR_SET_PDEATHSIG = 1
+_LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
+
+
+def die_with_parent() -> Callable[[], None] | None:
+    """A ``preexec_fn`` for :class:`subprocess.Popen`: the child is SIGKILLed by the kernel
+    when the process that starts it ends, however it ends (SIGKILL included), through
+    prctl(PR_SET_PDEATHSIG). ``None`` (no such tie) off Linux, and in a thread other than
+    the main one: the kernel sends the signal when the *thread* that forked the child ends,
+    and such a thread may end long before its process.
+
+    The function only calls prctl (and exits if the parent is gone already, as it may be
+    by the time the signal is armed); nothing else runs between fork and exec.
+    """
+    if _LIBC is None or threading.current_thread() is not threading.main_thread():
+        return None
+    prctl = _LIBC.prctl
+    parent = os.getpid()
+
+    def arm() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # it ended between fork and prctl: no signal will come
+            os._exit(1)
+
+    return arm
+
+
 def spawn(cmd: list[str], stdout_log: Path) -> subprocess.Popen[bytes]:
-    """Start ``cmd`` in its own session with stdout+stderr appended to ``stdout_log``."""
+    """Start ``cmd`` in its own session with stdout+stderr appended to ``stdout_log``,
+    tied to this process (:func:`die_with_parent`)."""
     exe = shutil.which(cmd[0])
     if exe is None:
         raise DevnetError(f"{cmd[0]} not found on PATH (Debian: apt-get install monero)")
@@ -61,6 +95,7 @@ def spawn(cmd: list[str], stdout_log: Path) -> subprocess.Popen[bytes]:
             stderr=subprocess.STDOUT,
             start_new_session=True,
             close_fds=True,
+            preexec_fn=die_with_parent(),  # only prctl runs in the child: see there
         )
 
 

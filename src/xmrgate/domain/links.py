@@ -2,7 +2,8 @@
 
 A link has a public ``slug`` (``/l/<slug>``), a title and a description, and one of: a
 fixed ``amount`` in piconero, a fixed fiat ``price``, or an open amount the payer types
-(at least ``min_amount`` piconero; in ``currency`` when that names a fiat currency). Each
+(in XMR, at least ``min_amount`` piconero; or in ``currency`` when that names a fiat
+currency, at least ``min_price`` of it). Each
 "Pay" makes an ordinary payment request of the link's store, which records the link
 (``link`` in its JSON). The requests a link makes expire (``expires_in``, default 1 hour)
 and, unpaid, are pruned later (``docs/links.md``).
@@ -99,8 +100,11 @@ class LinkFields:
     price: dict[str, str] | None = None
     # An open amount: the payer types it, at least this (piconero)...
     min_amount: int | None = None
-    # ... in this fiat currency instead of XMR, when set.
+    # ... in this fiat currency instead of XMR, when set...
     currency: str | None = None
+    # ... and then at least this much of it: exact decimal text ("5.00"), shown and
+    # checked in the currency itself (``min_amount`` would be XMR at each Pay's rate).
+    min_price: str | None = None
     callback_url: str | None = None
     return_url: str | None = None
     expires_in: int = DEFAULT_REQUEST_LIFE
@@ -141,6 +145,7 @@ def link_json(link: Link, url: str) -> dict[str, Any]:
         "amount": f.amount,
         "min_amount": f.min_amount,
         "currency": f.currency,
+        "min_price": f.min_price,
         "callback_url": f.callback_url,
         "return_url": f.return_url,
         "expires_in": f.expires_in,

@@ -31,6 +31,11 @@ DEFAULT_STORE_KEY_SCOPES = frozenset({"read", "receive", "transfer"})
 # The prefix makes a leaked store key recognisable (secret scanners, logs).
 KEY_PREFIX = "xgs_"
 ACCENT = re.compile(r"#[0-9a-fA-F]{6}")
+# The confirmations a store's POS screens wait for before "Paid" (docs/pos.md): 1 unless
+# the store says otherwise (the screens' own default before stores had a say), at most
+# what a device may ask for (10 blocks, about 20 minutes: a till's customer waits).
+DEFAULT_POS_CONFIRMATIONS = 1
+MAX_POS_CONFIRMATIONS = 10
 # What PATCH /stores/{id} may change (never the id, the wallet or the creation time).
 EDITABLE = frozenset(
     {
@@ -40,6 +45,7 @@ EDITABLE = frozenset(
         "accent",
         "default_expires_in",
         "default_underpay_tolerance",
+        "pos_confirmations",
     }
 )
 
@@ -68,6 +74,8 @@ class Store:
     accent: str | None = None
     default_expires_in: int | None = None
     default_underpay_tolerance: int | None = None
+    # The fewest confirmations its POS screens wait for (a device may ask for more).
+    pos_confirmations: int = DEFAULT_POS_CONFIRMATIONS
     created_at: datetime | None = None
     # Set for a store on its own wallet-rpc (then ``account_index`` is 0, of that wallet).
     own_wallet: OwnWallet | None = None
@@ -90,6 +98,7 @@ class Store:
             "accent": self.accent,
             "default_expires_in": self.default_expires_in,
             "default_underpay_tolerance": self.default_underpay_tolerance,
+            "pos_confirmations": self.pos_confirmations,
             "created_at": None if self.created_at is None else self.created_at.isoformat(),
         }
 

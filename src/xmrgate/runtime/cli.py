@@ -21,6 +21,8 @@ from pydantic import ValidationError
 from xmrgate import __version__
 from xmrgate.config import Settings
 from xmrgate.domain.durations import format_duration, parse_duration
+from xmrgate.domain.fiat import RATE_SOURCE_NAMES
+from xmrgate.domain.playground_rate import PLAYGROUND_RATE_NOTE, PLAYGROUND_RATE_SOURCE
 
 log = logging.getLogger(__name__)
 
@@ -159,6 +161,7 @@ def serve(settings: Settings) -> None:
     from xmrgate.runtime.logs import redact_url, setup_logging
 
     setup_logging(settings.log_format)
+    refuse_playground_rate(settings)
     if settings.api_keys is None and not settings.bind_is_loopback:
         if not settings.allow_public_unauthenticated:
             raise SystemExit(
@@ -207,6 +210,21 @@ def serve(settings: Settings) -> None:
         workers=settings.workers,
         **common,  # type: ignore[arg-type]
     )
+
+
+def refuse_playground_rate(settings: Settings) -> None:
+    """Stop with a clear error when ``--rate-sources`` names the fixed playground rate.
+
+    ``xmrgate dev`` prices fiat with it offline; a gateway taking real payments would
+    price them at a made-up rate. ``xmrgate dev`` builds its app without ``serve``.
+    """
+    if PLAYGROUND_RATE_SOURCE in settings.rate_source_names:
+        raise SystemExit(
+            f"xmrgate: refusing to serve with the rate source '{PLAYGROUND_RATE_SOURCE}': it "
+            f"is the {PLAYGROUND_RATE_NOTE}, made for `xmrgate dev` only. Remove it from "
+            "--rate-sources / RATE_SOURCES (the market sources: "
+            f"{', '.join(RATE_SOURCE_NAMES)})."
+        )
 
 
 def migrate(settings: Settings) -> None:

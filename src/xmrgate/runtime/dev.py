@@ -1,7 +1,9 @@
 """``xmrgate dev``: a local regtest playground for integrating against xmrgate.
 
 ``xmrgate dev`` starts monerod (regtest), a funder wallet with mined coins, a
-wallet-rpc for the gateway, and the gateway itself on SQLite, then prints the URL,
+wallet-rpc for the gateway, and the gateway itself on SQLite, then prints the URL, the
+pages to open (dashboard, point of sale, payment link, fiat checkout: made by
+:mod:`xmrgate.runtime.dev_showcase`, fiat priced offline at the fixed playground rate),
 a sample payment request and how to pay it. ``xmrgate dev pay`` and ``xmrgate dev
 mine`` drive that running network from another terminal through its state file.
 
@@ -41,6 +43,13 @@ from xmrgate.runtime.dev_guards import (
     set_aside_database,
     unhealthy_message,
     wait_healthy,
+)
+from xmrgate.runtime.dev_showcase import (
+    PLAYGROUND_RATE_SETTINGS,
+    Showcase,
+    ShowcaseError,
+    make_showcase,
+    showcase_lines,
 )
 
 DEFAULT_DIR = Path(".devnet")
@@ -188,6 +197,8 @@ def run(workdir: Path, bind: str, command: str = "xmrgate dev", *, view_only: bo
             daemon_address=net.daemon_url,
             daemon_zmq=net.zmq_pub_url,
             callback_allow=DEV_CALLBACK_ALLOW,
+            # Fiat prices offline, at a rate the banner and the pages call made up.
+            **PLAYGROUND_RATE_SETTINGS,
         )
         server = uvicorn.Server(
             uvicorn.Config(
@@ -278,7 +289,8 @@ def _announce(
     view_only: bool = False,
     deadline: float = HEALTH_DEADLINE,
 ) -> None:
-    """Wait for the gateway, create a sample request and print how to pay it.
+    """Wait for the gateway, create a sample request and the showcase's pages, and print
+    them with how to pay the request.
 
     Raises :class:`PlaygroundUnhealthy` when the gateway does not become healthy (see
     :func:`wait_healthy`) or refuses the sample request.
@@ -295,10 +307,18 @@ def _announce(
         if answer.status_code != 200:
             raise PlaygroundUnhealthy(f"{what}: {answer.status_code} {answer.text.strip()[:600]}")
         address = str(answer.json()["address"])
+        showcase: Showcase | None = None
+        problem: str | None = None
+        try:
+            showcase = make_showcase(client, url)
+        except ShowcaseError as exc:  # the pages are extras: the playground still runs
+            problem = str(exc)
     lines = [
         "",
         "=" * 72,
         f"xmrgate is running on {url}  (regtest; Ctrl-C stops everything)",
+        "",
+        *showcase_lines(showcase, problem, url),
         "",
         "A sample payment request for 1.5 XMR:",
         f"  curl {url}/receive/{address}",

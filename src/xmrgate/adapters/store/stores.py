@@ -40,6 +40,7 @@ def _store(row: RowMapping) -> Store:
         accent=row["accent"],
         default_expires_in=row["default_expires_in"],
         default_underpay_tolerance=row["default_underpay_tolerance"],
+        pos_confirmations=int(row["pos_confirmations"]),
         created_at=as_utc(row["created_at"]),
     )
 

@@ -32,14 +32,16 @@ Title = Annotated[StrictStr, Field(min_length=1, max_length=MAX_TITLE), NoNul]
 Description = Annotated[StrictStr, Field(max_length=MAX_DESCRIPTION), NoNul]
 Piconero = Annotated[StrictInt, Field(gt=0, le=MAX_AMOUNT)]
 Currency = Annotated[StrictStr, Field(pattern=r"^[A-Za-z]{3}$")]
+# An open fiat amount's minimum, "5.00" (the currency's decimals are checked by the use case).
+MinPrice = Annotated[StrictStr, Field(min_length=1, max_length=32, pattern=r"^[0-9]+(\.[0-9]+)?$")]
 Life = Annotated[StrictInt, Field(ge=MIN_REQUEST_LIFE, le=MAX_EXPIRES_IN)]
 Uses = Annotated[StrictInt, Field(ge=1, le=2**31 - 1)]
 
 
 class LinkCreate(BaseModel):
     """``POST /links``: one of ``amount`` (piconero), ``price`` (fiat) or neither (an
-    open amount the payer types, at least ``min_amount`` piconero, in ``currency`` when
-    that names a fiat currency, else XMR)."""
+    open amount the payer types: in XMR, at least ``min_amount`` piconero; or in
+    ``currency``, a fiat currency, at least ``min_price`` of it, e.g. "5.00")."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -50,6 +52,7 @@ class LinkCreate(BaseModel):
     price: FiatPrice | None = None
     min_amount: Piconero | None = None
     currency: Currency | None = None
+    min_price: MinPrice | None = None
     callback_url: HttpUrlText = None
     return_url: HttpUrlText = None
     expires_in: Annotated[
@@ -75,6 +78,7 @@ class LinkPatch(BaseModel):
     price: FiatPrice | None = None
     min_amount: Piconero | None = None
     currency: Currency | None = None
+    min_price: MinPrice | None = None
     callback_url: HttpUrlText = None
     return_url: HttpUrlText = None
     expires_in: Life | None = None
@@ -109,6 +113,7 @@ async def create_link(body: LinkCreate, request: Request, gateway: GatewayDep) -
         price=_price(body.price),
         min_amount=body.min_amount,
         currency=body.currency,
+        min_price=body.min_price,
         callback_url=body.callback_url,
         return_url=body.return_url,
         expires_in=body.expires_in

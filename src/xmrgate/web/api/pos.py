@@ -3,12 +3,14 @@
 A till is a shared device, so its key holds ``pos`` alone: it may make a sale of its
 store and follow it, nothing else (no ``/receive``, no payouts, no list of requests).
 
-- ``GET /pos/config``: the store's name and accent, the fiat currencies it may price in.
+- ``GET /pos/config``: the store's name and accent, the fiat currencies it may price in,
+  and ``confirmations``: the fewest its screens wait for before "Paid" (the store's
+  ``pos_confirmations``; a device may ask for more, never fewer).
 - ``POST /pos/sales``: a payment request of the key's store for ``amount`` piconero or
   a fiat ``price``, with an optional ``note`` (its description); it expires in 15
   minutes (for a fiat price: the rate lock, when shorter).
 - ``GET /pos/sales/{address}``: what the till shows, from stored state only (never the
-  wallet): the checkout's own state (``web/checkout/routes.py``), plus ``seen`` (a
+  wallet): the checkout's own state (``web/checkout/view.py``), plus ``seen`` (a
   transfer in the pool or mined: the screen says so at zero confirmations whatever
   ``--zero-conf`` says, which governs callbacks only) and ``complete`` (the total received
   covers the sale; the screen then waits for the device's confirmations).
@@ -26,12 +28,13 @@ from xmrgate.domain.fiat import parse_price
 from xmrgate.domain.money import MAX_AMOUNT, piconero_to_xmr
 from xmrgate.domain.payloads import optional_rfc3339, price_json, rfc3339
 from xmrgate.domain.records import PaymentStatus
+from xmrgate.domain.stores import DEFAULT_POS_CONFIRMATIONS
 from xmrgate.web.api.idempotency import idempotent
 from xmrgate.web.api.schemas import FiatPrice, NoNul
 from xmrgate.web.api.security import require
 from xmrgate.web.checkout.page import current_uri
 from xmrgate.web.checkout.qr import payment_uri
-from xmrgate.web.checkout.routes import _brand, _state
+from xmrgate.web.checkout.view import payment_state, store_brand
 from xmrgate.web.deps import GatewayDep
 
 router = APIRouter(tags=["point of sale"])
@@ -63,7 +66,7 @@ class NewSale(BaseModel):
 def sale_json(found: PaymentStatus) -> dict[str, Any]:
     """The state of one sale for the till (``GET /pos/sales/{address}``)."""
     sale = found.request
-    state = _state(found)
+    state = payment_state(found)
     return {
         "address": sale.address,
         "amount": sale.amount,
@@ -88,16 +91,26 @@ def sale_json(found: PaymentStatus) -> dict[str, Any]:
     }
 
 
+def store_confirmations(request: Request, store_id: str) -> int:
+    """The store's ``pos_confirmations`` as the registry last read it (1 on an app
+    without stores, as the screens did before the store had a say)."""
+    stores = getattr(request.app.state, "stores", None)
+    store = stores.store(store_id) if stores is not None else None
+    return DEFAULT_POS_CONFIRMATIONS if store is None else store.pos_confirmations
+
+
 @router.get("/pos/config", dependencies=POS)
 async def pos_config(request: Request, gateway: GatewayDep) -> dict[str, Any]:
-    """The store the till sells for (name, accent) and the fiat currencies it may use."""
-    brand = _brand(request, gateway.store_id)
+    """The store the till sells for (name, accent), the fiat currencies it may use and
+    the fewest confirmations its screens wait for before "Paid"."""
+    brand = store_brand(request, gateway.store_id)
     currencies = list(gateway.rates.currencies) if gateway.rates is not None else []
     return {
         "store": gateway.store_id,
         "name": brand.name,
         "accent": brand.accent,
         "currencies": currencies,
+        "confirmations": store_confirmations(request, gateway.store_id),
     }
 
 

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Response
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr
 
+from xmrgate.domain.stores import DEFAULT_POS_CONFIRMATIONS
 from xmrgate.web.api.security import require
 from xmrgate.web.deps import GatewayDep
 
@@ -33,6 +34,8 @@ class StoreCreate(BaseModel):
     accent: StrictStr | None = None
     default_expires_in: StrictInt | None = None
     default_underpay_tolerance: StrictInt | None = None
+    # The fewest confirmations its POS screens wait for.
+    pos_confirmations: StrictInt = DEFAULT_POS_CONFIRMATIONS
 
 
 class StorePatch(BaseModel):
@@ -46,6 +49,7 @@ class StorePatch(BaseModel):
     accent: StrictStr | None = None
     default_expires_in: StrictInt | None = None
     default_underpay_tolerance: StrictInt | None = None
+    pos_confirmations: StrictInt | None = None
 
 
 class KeyCreate(BaseModel):
@@ -68,6 +72,7 @@ async def create_store(body: StoreCreate, gateway: GatewayDep) -> dict[str, Any]
         accent=body.accent,
         default_expires_in=body.default_expires_in,
         default_underpay_tolerance=body.default_underpay_tolerance,
+        pos_confirmations=body.pos_confirmations,
     )
     return store.public()
 
@@ -86,7 +91,8 @@ async def get_store(store_id: str, gateway: GatewayDep) -> dict[str, Any]:
 
 @router.patch("/stores/{store_id}", dependencies=ADMIN)
 async def update_store(store_id: str, body: StorePatch, gateway: GatewayDep) -> dict[str, Any]:
-    """Change a store's name, state, callback secret, accent or invoice defaults."""
+    """Change a store's name, state, callback secret, accent, invoice defaults or the
+    confirmations its POS screens wait for."""
     changes = body.model_dump(exclude_unset=True)
     return (await gateway.stores_required().update(store_id, **changes)).public()
 

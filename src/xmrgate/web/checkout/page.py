@@ -23,6 +23,11 @@ from xmrgate.domain.checkout_state import REQUIRED_CONFIRMATIONS, CheckoutStatus
 from xmrgate.domain.fiat import CURRENCY_DECIMALS, Quote
 from xmrgate.domain.money import piconero_to_xmr
 from xmrgate.domain.payloads import rfc3339
+from xmrgate.domain.playground_rate import (
+    PLAYGROUND_RATE_NOTE,
+    PLAYGROUND_RATE_SOURCE,
+    uses_playground_rate,
+)
 from xmrgate.domain.stores import ACCENT
 from xmrgate.web.checkout.qr import payment_uri, qr_svg
 
@@ -226,11 +231,19 @@ def price_html(quote: Quote | None, expires_at: float | None) -> str:
             f"{escape(lock_text(expires_at))}</time>"
         )
     exact = escape(f"1 XMR = {quote.rate} {quote.currency}", quote=True)
+    # ``xmrgate dev``'s made-up rate: the page must not pass it off as the market's.
+    playground = (
+        f'\n<span class="rate" id="price-source">A {PLAYGROUND_RATE_NOTE} '
+        f"({PLAYGROUND_RATE_SOURCE})</span>"
+        if uses_playground_rate(quote.sources)
+        else ""
+    )
     return (
         f'\n<p class="price" id="price"><span class="fiat" id="price-amount">'
         f"{escape(quote.amount)} {currency}</span>\n"
         f'<span class="rate" id="price-rate">Rate 1 XMR = '
-        f'<span title="{exact}">{escape(rate_text(quote))}</span> {currency}{lock}</span></p>'
+        f'<span title="{exact}">{escape(rate_text(quote))}</span> {currency}{lock}</span>'
+        f"{playground}</p>"
     )
 
 

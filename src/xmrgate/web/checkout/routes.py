@@ -13,38 +13,23 @@ Routes:
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from xmrgate.config import Settings
-from xmrgate.domain.checkout_state import CheckoutStatus, checkout_status
 from xmrgate.domain.errors import XmrgateError
-from xmrgate.domain.payloads import invoice_of
-from xmrgate.domain.records import PaymentStatus
-from xmrgate.domain.stores import DEFAULT_STORE, DEFAULT_STORE_NAME
 from xmrgate.web.checkout.errors import checkout_error_page
 from xmrgate.web.checkout.page import (
-    Brand,
     content_security_policy,
     current_uri,
     render_checkout_page,
     security_headers,
 )
 from xmrgate.web.checkout.qr import qr_svg
+from xmrgate.web.checkout.view import payment_state, store_brand
 from xmrgate.web.deps import PublicGatewayDep
-
-
-def _state(found: PaymentStatus) -> CheckoutStatus:
-    return checkout_status(
-        found.request.amount,
-        found.transfers,
-        found.chain_height,
-        invoice=invoice_of(found.request),
-        now=time.time(),
-    )
 
 
 def build_router(settings: Settings) -> APIRouter:
@@ -62,13 +47,13 @@ def build_router(settings: Settings) -> APIRouter:
         except XmrgateError as exc:
             return checkout_error_page(exc)
         payment = found.request
-        brand = _brand(request, payment.store_id)
+        brand = store_brand(request, payment.store_id)
         html = render_checkout_page(
             address=payment.address,
             amount=payment.amount,
             description=payment.description,
             return_url=payment.return_url,
-            status=_state(found),
+            status=payment_state(found),
             public_url=public_url,
             brand=brand,
             price=payment.price,
@@ -81,7 +66,7 @@ def build_router(settings: Settings) -> APIRouter:
         """State, status, totals in piconero and XMR, confirmations, time left."""
         found = await gateway.payment_requests.status(address)
         request = found.request
-        state = _state(found)
+        state = payment_state(found)
         body: dict[str, Any] = state.to_json()
         body["uri"] = current_uri(request.address, request.amount, request.description, state)
         return JSONResponse(body, headers=security_headers())
@@ -91,21 +76,12 @@ def build_router(settings: Settings) -> APIRouter:
         """The QR code of the payment URI for what is still to pay, as an SVG image."""
         found = await gateway.payment_requests.status(address)
         request = found.request
-        uri = current_uri(request.address, request.amount, request.description, _state(found))
+        uri = current_uri(
+            request.address, request.amount, request.description, payment_state(found)
+        )
         svg = qr_svg(uri, title="Payment QR code")
         svg = svg.replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ', 1)
         headers = security_headers("default-src 'none'")
         return Response(svg, media_type="image/svg+xml", headers=headers)
 
     return router
-
-
-def _brand(request: Request, store_id: str) -> Brand:
-    """The name and accent of the request's store (the default store: the generic page
-    until the operator names it)."""
-    stores = getattr(request.app.state, "stores", None)
-    store = stores.store(store_id) if stores is not None else None
-    if store is None:
-        return Brand()
-    unnamed = store.id == DEFAULT_STORE and store.name == DEFAULT_STORE_NAME
-    return Brand(name=None if unnamed else store.name, accent=store.accent)

@@ -62,6 +62,17 @@ def open_unit(link: Link) -> str:
     return link.fields.currency or "XMR"
 
 
+def minimum_text(link: Link) -> str | None:
+    """An open amount's minimum as the payer reads it: "5.00 EUR" in the link's currency
+    (beside a field in EUR), "0.01 XMR" for a minimum in piconero; None without one."""
+    f = link.fields
+    if f.min_price is not None and f.currency is not None:
+        return f"{f.min_price} {f.currency}"
+    if f.min_amount:
+        return f"{piconero_to_xmr(f.min_amount)} XMR"
+    return None
+
+
 def _amount_block(link: Link, value: str, error: str | None) -> str:
     f = link.fields
     kind = kind_of(link)
@@ -80,11 +91,8 @@ def _amount_block(link: Link, value: str, error: str | None) -> str:
             "press Pay.</p>"
         )
     unit = escape(open_unit(link))
-    minimum = (
-        f'<p class="min" id="amount-min">At least {escape(piconero_to_xmr(f.min_amount))} XMR.</p>'
-        if f.min_amount
-        else ""
-    )
+    least = minimum_text(link)
+    minimum = f'<p class="min" id="amount-min">At least {escape(least)}.</p>' if least else ""
     error_html = (
         f'<p class="error" id="amount-error" role="alert">{escape(error)}</p>' if error else ""
     )

@@ -55,7 +55,7 @@ from xmrgate.domain.errors import (
 from xmrgate.domain.links import SLUG, Link, LinkUsedUp, parse_xmr
 from xmrgate.domain.records import PaymentRequest
 from xmrgate.web.checkout.page import Brand, security_headers
-from xmrgate.web.checkout.routes import _brand
+from xmrgate.web.checkout.view import store_brand
 from xmrgate.web.deps import PublicGatewayDep
 from xmrgate.web.limits import PublicLimit
 from xmrgate.web.link_page.page import LINK_PAGE, kind_of, render_link_page
@@ -278,7 +278,7 @@ def build_router(
             link = await find(gateway, slug)
         except XmrgateError as exc:
             return _failure(exc)
-        brand = _brand(request, link.store_id)
+        brand = store_brand(request, link.store_id)
         resume = await resume_url(request, link)
         closed = _closed(link)
         if closed is not None and not (closed and resume):
@@ -303,7 +303,7 @@ def build_router(
             link = await find(gateway, slug)
         except XmrgateError as exc:
             return _failure(exc)
-        brand = _brand(request, link.store_id)
+        brand = store_brand(request, link.store_id)
         typed = amount_field(request, body) if kind_of(link) == "open" else None
         try:
             store = store_gateway(request, link.store_id)

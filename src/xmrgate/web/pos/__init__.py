@@ -15,5 +15,7 @@ STATIC_FILES = {
     "pos.css": ("xmrgate.web.pos", "text/css; charset=utf-8"),
     "format.js": ("xmrgate.web.admin", "text/javascript; charset=utf-8"),
     "pos.js": ("xmrgate.web.pos", "text/javascript; charset=utf-8"),
+    # Reads a key given in the URL (/pos#key=KEY) before pos.js starts.
+    "pos_key.js": ("xmrgate.web.pos", "text/javascript; charset=utf-8"),
 }
 SHELL_PATHS = frozenset({SHELL_PATH, *(STATIC_PREFIX + name for name in STATIC_FILES)})

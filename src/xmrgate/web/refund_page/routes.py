@@ -45,7 +45,7 @@ from xmrgate.domain.refunds import (
     token_digest,
 )
 from xmrgate.web.checkout.page import Brand
-from xmrgate.web.checkout.routes import _brand
+from xmrgate.web.checkout.view import store_brand
 from xmrgate.web.deps import PublicGatewayDep
 from xmrgate.web.limits import PublicLimit
 from xmrgate.web.public_page import (
@@ -187,7 +187,7 @@ def build_router(
             refund = await find_refund(gateway, token)
         except XmrgateError as exc:
             return _failure(exc)
-        brand = _brand(request, refund.store_id)
+        brand = store_brand(request, refund.store_id)
         refused = _refused_for_state(refund, brand, now())
         if refused is not None:
             return refused
@@ -214,7 +214,7 @@ def build_router(
             refund = await find_refund(gateway, token)
         except XmrgateError as exc:
             return _failure(exc)
-        brand = _brand(request, refund.store_id)
+        brand = store_brand(request, refund.store_id)
         refused = _refused_for_state(refund, brand, now())
         if refused is not None:
             return refused

@@ -55,7 +55,8 @@
 
   // ------------------------------------------------------------------ a new link
 
-  function createForm(d) {
+  /* ``rates``: the gateway's currencies (GET /rates), which an open amount may be typed in. */
+  function createForm(d, rates) {
     var title = h("input", { id: "link-title", required: true, maxlength: 200, autocomplete: "off" });
     var desc = h("textarea", { id: "link-description", rows: 2, maxlength: 2000 });
     var fixed = h("input", { type: "radio", name: "link-kind", id: "link-kind-fixed", value: "fixed", checked: true });
@@ -63,22 +64,40 @@
     var amountIn = h("input", { id: "link-amount", inputmode: "decimal", autocomplete: "off",
       placeholder: "0.05" });
     var minIn = h("input", { id: "link-min", inputmode: "decimal", autocomplete: "off", placeholder: "optional" });
-    var life = h("select", { id: "link-life" }, LIVES.map(function (o) {
+    var unit = h("select", { id: "link-currency", "aria-label": "Currency of the open amount" },
+      ["XMR"].concat(rates.map(function (r) { return r.currency; })).map(function (code) {
+        return h("option", { value: code, text: code });
+      }));
+    // A fiat link's requests live at most as long as the rate lock: the gateway's default then.
+    var lock = h("option", { value: "", text: "as long as the rate lock", hidden: true });
+    var life = h("select", { id: "link-life" }, [lock].concat(LIVES.map(function (o) {
       return h("option", { value: o[0], selected: o[0] === "3600", text: o[1] });
-    }));
+    })));
     var uses = h("input", { id: "link-max-uses", inputmode: "numeric", autocomplete: "off", placeholder: "no limit" });
     var slug = h("input", { id: "link-slug", autocomplete: "off", spellcheck: "false", maxlength: 64,
       placeholder: "drawn at random" });
     var said = h("div", { id: "link-said", role: "status" });
     var go = h("button", { type: "submit", class: "button panel-go", id: "link-submit", text: "Make the link" });
     var fixedBox = field("Amount (XMR)", amountIn, "Every payer pays this.");
-    var openBox = field("Minimum (XMR)", minIn, "The payer types the amount; optional: at least this.");
+    var minLabel = h("label", { for: "link-min" });
+    var minHint = h("small", { class: "muted", id: "link-min-hint" });
+    var openBox = h("p", { class: "field" }, [minLabel, h("span", { class: "amount-row" }, [minIn, unit]), minHint]);
+    /* The payer types an open amount in ``unit``; its minimum is typed in that unit too. */
     function kindChanged() {
+      var fiat = !fixed.checked && unit.value !== "XMR";
       fixedBox.hidden = !fixed.checked;
       openBox.hidden = fixed.checked;
+      minLabel.textContent = "Minimum (" + unit.value + ")";
+      minHint.textContent = "The payer types the amount in " + unit.value + (fiat ? " (paid in XMR at the " +
+        "gateway's rate)" : "") + "; optional: at least this much " + unit.value + ".";
+      minIn.placeholder = fiat ? "optional, such as 5.00" : "optional";
+      lock.hidden = !fiat;
+      if (fiat && life.value === "3600") { life.value = ""; }
+      if (!fiat && !life.value) { life.value = "3600"; }
     }
     fixed.addEventListener("change", kindChanged);
     open.addEventListener("change", kindChanged);
+    unit.addEventListener("change", kindChanged);
     kindChanged();
     var form = h("form", { id: "link-form" }, [
       field("Title", title, "Shown on the link's page and as each request's description."),
@@ -94,13 +113,17 @@
     form.addEventListener("submit", function (ev) {
       ev.preventDefault();
       function wrong(text) { said.replaceChildren(notice(text, "error")); }
-      var body = { title: title.value.trim(), expires_in: Number(life.value) };
+      var body = { title: title.value.trim() };
+      if (life.value) { body.expires_in = Number(life.value); }
       if (!body.title) { wrong("Title: give the link a title."); return; }
       if (desc.value.trim()) { body.description = desc.value.trim(); }
       try {
         if (fixed.checked) {
           body.amount = F.parseXmr(amountIn.value);
           if (body.amount <= F.toBig(0)) { wrong("Amount: more than 0 XMR."); return; }
+        } else if (unit.value !== "XMR") {
+          body.currency = unit.value;
+          if (minIn.value.trim()) { body.min_price = F.parseFiat(minIn.value); }
         } else if (minIn.value.trim()) {
           body.min_amount = F.parseXmr(minIn.value);
           if (body.min_amount <= F.toBig(0)) { wrong("Minimum: more than 0 XMR, or leave it empty."); return; }
@@ -218,10 +241,12 @@
         h("span", { class: "fiat" }, [String(link.price.amount), h("span", { class: "unit", text: " " +
           link.price.currency })])]);
     }
-    var least = link.min_amount === null || link.min_amount === undefined ? null : link.min_amount;
+    // The minimum in the link's currency (min_price), else in XMR (min_amount).
+    var least = link.min_price ? h("span", { class: "fiat", text: link.min_price + " " + link.currency })
+      : link.min_amount === null || link.min_amount === undefined ? null : amount(link.min_amount);
     return h("span", { "data-kind": "open" }, [
       h("span", { class: "hint", text: "open amount" + (link.currency ? " in " + link.currency : "") }),
-      least === null ? null : h("div", {}, ["at least ", amount(least)])]);
+      least === null ? null : h("div", { class: "least" }, ["at least ", least])]);
   }
 
   function facts(link) {
@@ -286,7 +311,11 @@
         "Pay makes a payment request. Uses counts the requests a link made, Paid those paid, Received what " +
         "they received." }),
       h("p", { class: "actions" }, h("button", { type: "button", class: "button", id: "link-new", text: "New link",
-        onclick: function () { createForm(d); } })),
+        onclick: function () {
+          A.fiatRates().then(function (found) {
+            if (d.gen === A.generation) { createForm(d, found.rates); }
+          }, function (err) { failed(err, d.gen); });
+        } })),
       d.panel, results]));
     var ctl = {};
     var shown = A.live(gen, 10, function () { return api("GET", "links?limit=200"); }, function (data, stale) {

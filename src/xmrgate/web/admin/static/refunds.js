@@ -37,11 +37,31 @@
 
   // ------------------------------------------------------------------ a new refund
 
-  /* The Refund button's form: the amount (prefilled with all that is refundable), the
+  /* The Refund button's form: the amount (prefilled with all that is refundable) in XMR or
+   * in one of the gateway's currencies (``rates``, GET /rates: the gateway converts it), the
    * reason the customer reads, how long the link lives. */
-  function createForm(d, address, refundable) {
+  function createForm(d, address, refundable, rates) {
     var amountIn = h("input", { id: "refund-amount", inputmode: "decimal", autocomplete: "off", required: true,
       value: F.xmr(refundable) });
+    var currency = h("select", { id: "refund-currency", "aria-label": "Currency" },
+      ["XMR"].concat(rates.map(function (r) { return r.currency; })).map(function (code) {
+        return h("option", { value: code, text: code });
+      }));
+    var most = "At most " + F.xmr(refundable) + " XMR: what it received less what is already refunded. " +
+      "Money not yet mined cannot be refunded.";
+    var hint = h("small", { class: "muted", id: "refund-amount-hint", text: most });
+    /* A fiat amount is typed afresh; the hint gives the gateway's rate (or says none is fresh). */
+    currency.addEventListener("change", function () {
+      var r = rates.filter(function (x) { return x.currency === currency.value; })[0];
+      var fresh = r && r.rate !== null && r.rate !== undefined;
+      amountIn.value = r ? "" : F.xmr(refundable);
+      amountIn.placeholder = r ? "5.00" : "";
+      hint.className = r && !fresh ? "bad" : "muted";
+      hint.textContent = !r ? most : !fresh ? "No fresh " + r.currency + " rate now, so the gateway refuses " +
+        "refunds in " + r.currency + (r.reason ? ": " + r.reason : ".") : "Converted to XMR at the gateway's " +
+        "rate when you make it (now " + F.rate(r) + "), and again when it is sent: the customer gets this much " +
+        r.currency + " worth. " + most;
+    });
     var reason = h("textarea", { id: "refund-reason", rows: 2, maxlength: 500 });
     var life = h("select", { id: "refund-life" }, LIVES.map(function (o) {
       return h("option", { value: o[0], selected: o[0] === "604800", text: o[1] });
@@ -49,22 +69,28 @@
     var said = h("div", { id: "refund-said", role: "status" });
     var go = h("button", { type: "submit", class: "button panel-go", id: "refund-submit", text: "Make the refund" });
     var form = h("form", { id: "refund-form" }, [
-      field("Amount (XMR)", amountIn, "At most " + F.xmr(refundable) + " XMR: what it received less what " +
-        "is already refunded. Money not yet mined cannot be refunded."),
+      h("p", { class: "field" }, [h("label", { for: "refund-amount", text: "Amount" }),
+        h("span", { class: "amount-row" }, [amountIn, currency]), hint]),
       field("Reason", reason, "Optional; the customer reads it on the claim page."),
       field("The link works for", life),
       buttons(go, [" ", closeButton(d, "Cancel")]), said]);
     form.addEventListener("submit", function (ev) {
       ev.preventDefault();
-      var body;
+      var body, fiat = currency.value !== "XMR";
       try {
-        body = { amount: F.parseXmr(amountIn.value), expires_in: Number(life.value) };
+        body = fiat ? { price: { amount: F.parseFiat(amountIn.value), currency: currency.value } }
+          : { amount: F.parseXmr(amountIn.value) };
+        body.expires_in = Number(life.value);
       } catch (e) {
         said.replaceChildren(notice("Amount: " + e.message, "error"));
         return;
       }
-      if (body.amount <= F.toBig(0)) { said.replaceChildren(notice("Amount: more than 0 XMR.", "error")); return; }
-      if (body.amount > F.toBig(refundable)) {
+      // A fiat amount is the gateway's to convert and to refuse past what is refundable (409).
+      if (!fiat && body.amount <= F.toBig(0)) {
+        said.replaceChildren(notice("Amount: more than 0 XMR.", "error"));
+        return;
+      }
+      if (!fiat && body.amount > F.toBig(refundable)) {
         said.replaceChildren(notice("Amount: at most " + F.xmr(refundable) + " XMR can be refunded.", "error"));
         return;
       }
@@ -97,8 +123,14 @@
     link.addEventListener("focus", function () { link.select(); });
     d.show("Refund made", [
       dl([["Refund", h("span", { class: "mono", id: "made-id", text: made.id })],
+        made.price ? ["Price", h("span", { id: "made-price", text: made.price.amount + " " + made.price.currency })]
+          : null,
         ["Amount", amount(made.amount, "made-amount")],
         ["Link works until", when(made.expires_at)]]),
+      made.price ? h("p", { class: "muted", id: "made-converted", text: made.price.amount + " " +
+        made.price.currency + " is " + F.xmr(made.amount) + " XMR at the gateway's rate now (reserved); it is " +
+        "converted again when sent, so the customer gets " + made.price.amount + " " + made.price.currency +
+        " worth." }) : null,
       h("p", { text: "Give this link to the customer (mail, chat, the order page): they open it and type " +
         "the Monero address to refund to." }),
       h("p", { class: "link-row" }, [link, copy]), h("p", { class: "said" }, said),
@@ -217,7 +249,8 @@
       return h("tr", { "data-refund": r.id, "data-status": r.status, class: r.status === "claimed" ? "waiting" : null }, [
         h("td", { class: "wide-only" }, when(r.created_at)),
         h("td", { class: "state" }, stateOf(r)),
-        h("td", { class: "num" }, amount(r.amount)),
+        h("td", { class: "num" }, [amount(r.amount), r.price ? h("div", { class: "fiat",
+          text: r.price.amount + " " + r.price.currency }) : null]),
         withRequest ? h("td", {}, h("a", { href: "#/request/" + enc(r.address), class: "mono", title: r.address,
           text: short(r.address) })) : null,
         h("td", {}, [r.claim_address ? h("span", { class: "mono claim-address", title: r.claim_address,
@@ -256,7 +289,11 @@
         var left = received - refunded;
         if (left <= F.toBig(0)) { return null; }
         return h("button", { type: "button", class: "button", id: "refund-open", text: "Refund",
-          onclick: function () { createForm(d, address, left); } });
+          onclick: function () {
+            A.fiatRates().then(function (found) {
+              if (d.gen === A.generation) { createForm(d, address, left, found.rates); }
+            }, function (err) { A.failed(err, d.gen); });
+          } });
       },
       list: function (found) {
         if (found.error) {

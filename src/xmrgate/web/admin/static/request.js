@@ -132,17 +132,23 @@
 
   // ------------------------------------------------------------------ new request
 
-  /* The form, once the gateway said which currencies it prices in (GET /rates). A gateway
-   * with fiat prices off answers 400, a key without 'read' 403: the form then offers XMR
-   * only and says why. */
-  function newPage(gen) {
+  /* The currencies the gateway prices in (GET /rates): {rates: [...]} with each one's
+   * rate, or {rates: [], why} when a gateway with fiat prices off answers 400 or a key
+   * without 'read' 403 (the forms then offer XMR only and say why). Also used by the
+   * refund and link forms (refunds.js, links.js). */
+  function fiatRates() {
     return api("GET", "rates").then(function (data) {
       return { rates: data && Array.isArray(data.currencies) ? data.currencies : [] };
     }, function (err) {
       if (err.status === 401) { throw err; }
       return { rates: [], why: err.status === 400 ? "Prices in fiat are off on this gateway (--rate-currencies)."
         : "No prices in fiat: the rates could not be read. " + explain(err, "read") };
-    }).then(function (found) {
+    });
+  }
+
+  /* The form, once the gateway said which currencies it prices in. */
+  function newPage(gen) {
+    return fiatRates().then(function (found) {
       if (gen === A.generation) { newForm(found.rates, found.why); }
     });
   }
@@ -232,6 +238,7 @@
     amountIn.focus();
   }
 
+  A.fiatRates = fiatRates;
   A.pages = A.pages || {};
   Object.assign(A.pages, { request: requestPage, create: newPage });
 })();

@@ -245,15 +245,34 @@
     setView(notice(err instanceof ApiError ? explain(err, "read") : String(err), "error"));
   }
 
-  /* Load, draw, and load again every ``seconds`` while the page is shown; a redraw happens
-   * only when the answer changed, so what the operator is doing is not disturbed. With
-   * ``ctl``, ``ctl.refresh()`` loads (and draws if changed) at once: after an action. */
+  /* The live parts of the page shown: [{gen, now}] (``now()`` loads one again at once). */
+  var shownLive = [];
+
+  /* Back to the dashboard's tab (it becomes visible again): the page shown loads its data
+   * at once, rather than at its next refresh (up to 15 s later). The browser tests use the
+   * same event (testsupport/admin_page.py: look_again) instead of waiting for the timer. */
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState !== "visible") { return; }
+    shownLive.forEach(function (part) { if (part.gen === A.generation) { part.now(); } });
+  });
+
+  /* Load, draw, and load again every ``seconds`` while the page is shown (and at once when
+   * its tab becomes visible again); a redraw happens only when the answer changed, so what
+   * the operator is doing is not disturbed. With ``ctl``, ``ctl.refresh()`` loads (and
+   * draws if changed) at once: after an action. */
   function live(gen, seconds, load, draw, ctl) {
     var last = null;
     var stale = h("p", { class: "notice warn", role: "status", hidden: true });
     function show(data) {
       var text = F.toJson(data);
       if (text !== last) { last = text; draw(data, stale); }
+    }
+    function now() {
+      return load().then(function (data) {
+        if (gen !== A.generation) { return; }
+        stale.hidden = true;
+        show(data);
+      }, function (err) { if (err.status === 401) { failed(err, gen); } });
     }
     function tick() {
       if (gen !== A.generation) { return; }
@@ -268,18 +287,12 @@
         stale.hidden = false;
       }).then(function () { if (gen === A.generation) { window.setTimeout(tick, seconds * 1000); } });
     }
-    if (ctl) {
-      ctl.refresh = function () {
-        return load().then(function (data) {
-          if (gen !== A.generation) { return; }
-          stale.hidden = true;
-          show(data);
-        }, function (err) { if (err.status === 401) { failed(err, gen); } });
-      };
-    }
+    if (ctl) { ctl.refresh = now; }
     return load().then(function (data) {
       if (gen !== A.generation) { return; } // left (or switched store) while it loaded
       show(data);
+      shownLive = shownLive.filter(function (part) { return part.gen === A.generation; });
+      shownLive.push({ gen: gen, now: now });
       window.setTimeout(tick, seconds * 1000);
     });
   }

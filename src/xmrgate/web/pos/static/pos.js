@@ -27,9 +27,16 @@
   }
   function key() { return get(sessionStorage, KEY); }
   function currency() { return get(localStorage, CURRENCY) || "XMR"; }
-  function confirmations() {
-    var n = parseInt(get(localStorage, CONFIRMATIONS), 10);
-    return isNaN(n) ? 1 : Math.min(Math.max(n, 0), 10);
+  /* "Paid" waits for this device's setting, raised to the least its store asks (GET /pos/config). */
+  function asked() { var n = parseInt(get(localStorage, CONFIRMATIONS), 10); return isNaN(n) ? 1 : Math.min(Math.max(n, 0), 10); }
+  function least() { return Math.min(Math.max(Number(config.confirmations) || 0, 0), 10); }
+  function confirmations() { return Math.max(asked(), least()); }
+  function drawConfirmations() {
+    var n = least(), own = asked(), note = $("store-confirmations");
+    $("confirmations").min = String(n); $("confirmations").value = String(confirmations());
+    note.textContent = "This store asks for at least " + n + " confirmation" + (n === 1 ? "" : "s") + (own < n ?
+      ": this device's setting (" + own + ") is raised to " + n + "." : "; this device may ask for more.");
+    note.classList.toggle("raised", own < n); note.hidden = !n; // colour only: Done must not move
   }
   function sales() {
     try { var list = JSON.parse(get(localStorage, SALES) || "[]"); return Array.isArray(list) ? list : []; } catch (e) { return []; }
@@ -370,15 +377,12 @@
   });
   $("settings-open").addEventListener("click", function () {
     if (!$("settings").hidden) { route(); return; }
-    show("settings");
-    $("confirmations").value = String(confirmations());
-    $("confirmations").focus();
+    show("settings"); drawConfirmations(); $("confirmations").focus();
   });
   $("confirmations").addEventListener("change", function () {
     var n = parseInt($("confirmations").value, 10);
     if (isNaN(n)) { return; } // cleared while typing: the setting stays as it was
-    put(localStorage, CONFIRMATIONS, String(Math.min(Math.max(n, 0), 10)));
-    $("confirmations").value = String(confirmations());
+    put(localStorage, CONFIRMATIONS, String(Math.min(Math.max(n, 0), 10))); drawConfirmations();
   });
   $("settings-close").addEventListener("click", route);
   $("forget-key").addEventListener("click", function () { put(sessionStorage, KEY, ""); login(null); });
