@@ -268,3 +268,31 @@ def test_a_tick_that_fails_while_writing_a_receipt_leaves_nothing_and_the_next_r
             assert (await conn.execute(select(address_pool))).all() == []
 
     on_database(scenario)
+
+
+def test_a_confirmed_receipt_put_back_in_the_pool_then_dropped_is_announced_gone(
+    on_database: Any,
+) -> None:
+    """A reorg puts a confirmed receipt back in the pool (recorded silently), then it is
+    dropped: whoever was told it confirmed hears it is gone."""
+
+    async def scenario(db: Database) -> None:
+        wallet = ChainWallet()
+        sync = engine(db, wallet)
+        await sync.tick()
+        wallet.height = 501
+        wallet.entries = [entry(8, "m", 500)]
+        await sync.tick()
+        wallet.entries = [{**entry(8, "m", 0, kind="pool"), "height": 0}]
+        await sync.tick()
+        [back] = await SqlUnmatched(db, "default").page(None, 10, None)
+        assert back.transfer.state.value == "pool"
+        wallet.entries = []
+        wallet.height = 502
+        await sync.tick()
+        [gone] = await SqlUnmatched(db, "default").page(None, 10, None)
+        assert gone.transfer.state.value == "gone"
+        states = [json.loads(e.payload)["unmatched"]["state"] for e in await feed(db)]
+        assert states == ["confirmed", "gone"]
+
+    on_database(scenario)

@@ -64,6 +64,8 @@ class Snapshot:
     last_event_kinds: dict[tuple[int, str], str] = field(default_factory=dict)
     # The store's unmatched receipts the window can change, and those of observed keys.
     receipts: list[ledger.Transfer] = field(default_factory=list)
+    # Keys of pool receipts whose last event said "confirmed" (a reorg put them back).
+    receipts_confirmed: frozenset[tuple[str, int]] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,6 +269,7 @@ class SyncEngine:
                 window_start=start,
                 chain_height=height,
                 now=int(time.time()),
+                announced=snapshot.receipts_confirmed,
             )
             for receipt in receipts.announced:
                 log.warning(

@@ -88,9 +88,13 @@ def reconcile_receipts(
     window_start: int,
     chain_height: int,
     now: int,
+    announced: Collection[tuple[str, int]] = frozenset(),
 ) -> ReceiptOutcome:
     """``ledger.reconcile`` over receipts: ``stored`` holds every receipt the window can
-    change (pool, or mined at ``window_start`` or above) and those of the observed keys."""
+    change (pool, or mined at ``window_start`` or above) and those of the observed keys.
+
+    ``announced``: stored pool receipts whose last event said "confirmed" (a reorg put
+    them back in the pool): whoever was told they confirmed must hear they are gone."""
     stored = list(stored)
     observed = list(observed)
     indices = {t.subaddr_index for t in stored} | {o.subaddr_index for o in observed}
@@ -102,9 +106,10 @@ def reconcile_receipts(
         chain_height=chain_height,
         now=now,
         zero_conf=False,
+        announced=announced,
     )
-    announced = [e.transfer for e in outcome.events if e.kind in _ANNOUNCED]
-    return ReceiptOutcome(changed=outcome.changed, announced=announced)
+    steps = [e.transfer for e in outcome.events if e.kind in _ANNOUNCED]
+    return ReceiptOutcome(changed=outcome.changed, announced=steps)
 
 
 def receipt_json(receipt: UnmatchedReceipt, chain_height: int) -> dict[str, Any]:

@@ -156,6 +156,7 @@ class SqlSyncStore:
         pool = [t for t in stored if t.state is ledger.TransferState.POOL]
         if with_announced and pool:
             kinds = await last_event_kinds(conn, {requests[t.subaddr_index].id for t in pool})
+        pooled = {i: t.key for i, t in receipts.values() if t.state is ledger.TransferState.POOL}
         decision = decide(
             store,
             Snapshot(
@@ -163,6 +164,7 @@ class SqlSyncStore:
                 stored=stored,
                 last_event_kinds=kinds,
                 receipts=[t for _id, t in receipts.values()],
+                receipts_confirmed=await unmatched_rows.confirmed_in_pool(conn, pooled),
             ),
         )
         if decision.outcome.changed:

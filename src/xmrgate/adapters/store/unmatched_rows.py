@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from xmrgate.adapters.store.db import as_utc, utcnow
 from xmrgate.adapters.store.outbox import insert_events
 from xmrgate.adapters.store.payments import transfer_from_row
-from xmrgate.adapters.store.tables import address_pool, unmatched_receipts
+from xmrgate.adapters.store.tables import address_pool, events, unmatched_receipts
 from xmrgate.adapters.store.tick_rows import MINED_STATES
 from xmrgate.domain import unmatched
 from xmrgate.domain.ledger import Transfer, TransferState
@@ -172,6 +172,26 @@ async def _event_rows(
             }
         )
     return rows
+
+
+async def confirmed_in_pool(
+    conn: AsyncConnection, pooled: Mapping[int, tuple[str, int]]
+) -> frozenset[tuple[str, int]]:
+    """Of these pool receipts (id -> key), those whose last event said "confirmed": a
+    reorg put them back in the pool, and their loss must be announced too."""
+    if not pooled:
+        return frozenset()
+    rows = await conn.execute(
+        select(events.c.receipt_id, events.c.payload)
+        .where(events.c.receipt_id.in_(sorted(pooled)))
+        .order_by(events.c.seq)
+    )
+    last: dict[int, str] = {}
+    for receipt_id, payload in rows:
+        last[int(receipt_id)] = str(json.loads(payload).get("unmatched", {}).get("state"))
+    return frozenset(
+        pooled[i] for i, state in last.items() if state == TransferState.CONFIRMED.value
+    )
 
 
 def receipt_from_row(row: Mapping[Any, Any]) -> unmatched.UnmatchedReceipt:
