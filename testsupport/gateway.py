@@ -320,18 +320,26 @@ def close_gateway(gateway: Gateway) -> None:
         drop_pg_database(gateway.database)
 
 
-def count_rows(gateway: GatewayProcess, table: str) -> int:
-    """Rows in one of the gateway's tables, read directly from its database."""
-    query = f"SELECT count(*) FROM {table}"  # table names come from the tests only
+def query_rows(gateway: GatewayProcess, query: str) -> list[tuple[Any, ...]]:
+    """Run one statement of the test's own on the gateway's database, read directly: the
+    rows of a SELECT, else [] (committed)."""
     if gateway.backend == "postgresql":
 
-        async def run() -> int:
+        async def run() -> list[tuple[Any, ...]]:
             conn = await asyncpg.connect(gateway.database)
             try:
-                return int(await conn.fetchval(query))
+                return [tuple(row) for row in await conn.fetch(query)]
             finally:
                 await conn.close()
 
         return asyncio.run(run())
     with contextlib.closing(sqlite3.connect(gateway.database)) as conn:
-        return int(conn.execute(query).fetchone()[0])
+        rows = [tuple(row) for row in conn.execute(query)]
+        conn.commit()
+        return rows
+
+
+def count_rows(gateway: GatewayProcess, table: str) -> int:
+    """Rows in one of the gateway's tables, read directly from its database."""
+    # Table names come from the tests only.
+    return int(query_rows(gateway, f"SELECT count(*) FROM {table}")[0][0])

@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy import insert, update
 
+from tests.db.support import new_receipt
 from tests.db.test_retention import _event
 from xmrgate.adapters.store.address_pool import SqlAddressPool
 from xmrgate.adapters.store.db import Database, utcnow
@@ -17,7 +18,6 @@ from xmrgate.adapters.store.tables import (
     events,
     payment_requests,
     sync_state,
-    unmatched_receipts,
 )
 from xmrgate.core.overview import REQUEST_STATUSES, StoreBreakdown, StoreFacts
 
@@ -54,28 +54,10 @@ async def _fill(db: Database) -> None:
         )
     await SqlAddressPool(db).add([(f"8Pool{i}", 100 + i) for i in range(7)])
     # Unmatched receipts: two open ones count (10 + 20); dismissed or gone do not.
-    async with db.write() as conn:
-        receipts = [(10, "open", "confirmed"), (20, "open", "pool")]
-        receipts += [(40, "dismissed", "unlocked"), (80, "open", "gone")]
-        for n, (amount, status, state) in enumerate(receipts):
-            await conn.execute(
-                insert(unmatched_receipts).values(
-                    store_id="default",
-                    subaddr_index=50 + n,
-                    address=f"8Lost{n}",
-                    tx_hash=f"{n:064x}",
-                    amount=amount,
-                    fee=1,
-                    height=0 if state == "pool" else 1200,
-                    timestamp=0,
-                    unlock_time=0,
-                    double_spend_seen=False,
-                    state=state,
-                    status=status,
-                    created_at=utcnow(),
-                    updated_at=utcnow(),
-                )
-            )
+    receipts = [(10, "open", "confirmed"), (20, "open", "pool")]
+    receipts += [(40, "dismissed", "unlocked"), (80, "open", "gone")]
+    for n, (amount, status, state) in enumerate(receipts):
+        await new_receipt(db, 50 + n, amount, state=state, status=status)
 
 
 def test_facts_count_what_the_database_holds(on_database: Any) -> None:

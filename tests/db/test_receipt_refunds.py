@@ -11,9 +11,10 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import select
 
-from xmrgate.adapters.store.db import Database, utcnow
+from tests.db.support import new_receipt
+from xmrgate.adapters.store.db import Database
 from xmrgate.adapters.store.listing import SqlListing
 from xmrgate.adapters.store.refunds import SqlRefundStore
 from xmrgate.adapters.store.tables import events, unmatched_receipts
@@ -34,28 +35,7 @@ DAY = timedelta(days=1)
 
 
 async def _receipt(db: Database, index: int, amount: int, state: str = "confirmed") -> int:
-    async with db.write() as conn:
-        made = await conn.execute(
-            insert(unmatched_receipts)
-            .values(
-                store_id=DEFAULT_STORE,
-                subaddr_index=index,
-                address=f"8Lost{index}",
-                tx_hash=f"{index:064x}",
-                amount=amount,
-                fee=1,
-                height=0 if state == "pool" else 100,
-                timestamp=0,
-                unlock_time=0,
-                double_spend_seen=False,
-                state=state,
-                status="open",
-                created_at=utcnow(),
-                updated_at=utcnow(),
-            )
-            .returning(unmatched_receipts.c.id)
-        )
-        return int(made.scalar_one())
+    return await new_receipt(db, index, amount, state=state)
 
 
 def _new(receipt_id: int, amount: int, *, life: timedelta = DAY) -> NewRefund:

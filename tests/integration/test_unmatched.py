@@ -19,13 +19,10 @@ the gateway's wallet and confirmed; a receipt in a block that a reorg removes is
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import sqlite3
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import asyncpg
 import pytest
 from selenium.webdriver import Chrome as WebDriver
 
@@ -33,7 +30,7 @@ from tests.integration.callback_support import XMR
 from tests.unit.test_admin_unmatched import ROWS_JS
 from tests.unit.test_metrics import samples, value
 from testsupport.browser import chromium, wait_for
-from testsupport.gateway import SYNC_WAIT, Gateway
+from testsupport.gateway import SYNC_WAIT, Gateway, query_rows
 from xmrgate.adapters.store.db import Database
 from xmrgate.adapters.store.links import SqlLinkStore
 from xmrgate.config import postgres_async_url
@@ -46,24 +43,6 @@ DELETED = 4 * XMR // 10
 FOREIGN = 5 * XMR // 10
 POOLED = 6 * XMR // 10
 REORGED = 7 * XMR // 10
-
-
-def sql(gateway: Gateway, query: str) -> list[tuple[Any, ...]]:
-    """Run one statement on the gateway's database (rows of a SELECT, else [])."""
-    if gateway.backend == "postgresql":
-
-        async def run() -> list[tuple[Any, ...]]:
-            conn = await asyncpg.connect(gateway.database)
-            try:
-                return [tuple(r) for r in await conn.fetch(query)]
-            finally:
-                await conn.close()
-
-        return asyncio.run(run())
-    with contextlib.closing(sqlite3.connect(gateway.database)) as conn:
-        rows = [tuple(r) for r in conn.execute(query)]
-        conn.commit()
-        return rows
 
 
 def prune_link_requests(gateway: Gateway) -> int:
@@ -167,7 +146,9 @@ def test_money_no_request_owns_is_recorded_listed_announced_and_follows_the_chai
     # The pruning keeps the request of the highest index: make one above it.
     gateway.receive(XMR)
     past = (datetime.now(UTC) - timedelta(hours=1)).isoformat(sep=" ")
-    sql(gateway, f"UPDATE payment_requests SET expires_at = '{past}' WHERE address = '{pruned}'")
+    query_rows(
+        gateway, f"UPDATE payment_requests SET expires_at = '{past}' WHERE address = '{pruned}'"
+    )
     assert prune_link_requests(gateway) == 1
     assert gateway.get(f"/receive/{pruned}").status_code == 404
 
@@ -177,7 +158,7 @@ def test_money_no_request_owns_is_recorded_listed_announced_and_follows_the_chai
     # A subaddress made with another tool; a pooled one nobody was given yet.
     made = gateway.wallet.call("create_address", {"account_index": 0, "label": "by hand"})
     foreign, foreign_index = made["address"], made["address_index"]
-    [(pooled, pooled_index)] = sql(
+    [(pooled, pooled_index)] = query_rows(
         gateway,
         "SELECT address, subaddr_index FROM address_pool WHERE store_id = 'default'"
         " ORDER BY subaddr_index DESC LIMIT 1",
@@ -203,7 +184,7 @@ def test_money_no_request_owns_is_recorded_listed_announced_and_follows_the_chai
     assert receipts[foreign]["subaddr_index"] == foreign_index
     assert receipts[pooled]["subaddr_index"] == pooled_index
     # The pooled address left the pool with the receipt: no customer is ever given it.
-    assert sql(gateway, f"SELECT 1 FROM address_pool WHERE address = '{pooled}'") == []
+    assert query_rows(gateway, f"SELECT 1 FROM address_pool WHERE address = '{pooled}'") == []
     assert all(gateway.receive(XMR)["address"] != pooled for _ in range(5))
     # Nothing was credited to a request.
     assert gateway.get(f"/receive/{deleted}").status_code == 404
