@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver import Chrome as WebDriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -127,10 +128,17 @@ def wait_for(
 ) -> Any:
     """Poll ``probe`` until ``done(value)``; fail with ``what``, the last value and page state."""
     deadline = time.monotonic() + timeout
+    last: Any = None
     while True:
-        last = probe(driver)
-        if done(last):
-            return last
+        try:
+            last = probe(driver)
+        except StaleElementReferenceException:
+            # The page redrew the element between finding and reading it (the QR code of
+            # the rest due replaces the first one): read again, as test_admin_browser does.
+            last = None
+        else:
+            if done(last):
+                return last
         if time.monotonic() >= deadline:
             break
         time.sleep(0.2)
