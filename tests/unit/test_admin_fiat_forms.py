@@ -28,12 +28,12 @@ from selenium.webdriver.support.select import Select
 from tests.unit import test_admin_refunds as refund_pages
 from tests.unit.fakes import (
     AllowAll,
-    FakeIdempotencyStore,
     FakeJournal,
     FakeOutbox,
     FakePaymentStore,
     FakeWallet,
 )
+from tests.unit.gateway_builder import fake_app, fake_gateway
 from tests.unit.test_pos_api import FixedSource
 from testsupport.admin_page import page_errors, screenshots, text
 from testsupport.browser import chromium, click, shown, wait_for
@@ -42,15 +42,12 @@ from testsupport.fake_refunds import FakeRefundStore, RefundBook
 from testsupport.page_shots import DESKTOP
 from testsupport.served_app import ServedApp
 from xmrgate.config import Settings
-from xmrgate.core.gateway import Gateway
-from xmrgate.core.idempotency import Idempotency
 from xmrgate.core.links import Links
 from xmrgate.core.payment_requests import PaymentRequests
 from xmrgate.core.payouts import Payouts
 from xmrgate.core.rates import RateBook
 from xmrgate.core.refunds import Refunds
-from xmrgate.core.wallet_status import WalletIdentity, WalletStatus
-from xmrgate.web.app import create_app
+from xmrgate.core.wallet_status import WalletIdentity
 
 pytestmark = pytest.mark.browser
 
@@ -96,20 +93,16 @@ class Site(refund_pages.Site):
             rate_lock=900,
         )
 
-        async def db_up() -> bool:
-            return True
-
-        gateway = Gateway(
+        gateway = fake_gateway(
+            wallet=self.wallet,
             payment_requests=PaymentRequests(self.wallet, self.payments, FakeOutbox(), AllowAll()),
             payouts=payouts,
-            idempotency=Idempotency(FakeIdempotencyStore()),
-            wallet_status=WalletStatus(self.wallet, self.wallet, db_up, "sqlite", identity),
             identity=identity,
             refunds=self.refunds,
             links=self.links,
             rates=self.rates,
         )
-        ServedApp.__init__(self, create_app(Settings(), gateway))
+        ServedApp.__init__(self, fake_app(Settings(), gateway))
 
 
 @pytest.fixture

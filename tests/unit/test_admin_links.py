@@ -34,30 +34,25 @@ from selenium.webdriver import Chrome as WebDriver
 
 from tests.unit.fakes import (
     AllowAll,
-    FakeIdempotencyStore,
-    FakeJournal,
     FakeOutbox,
     FakePaymentStore,
     FakeWallet,
 )
+from tests.unit.gateway_builder import fake_app, fake_gateway
 from testsupport.admin_page import look_again, page_errors, screenshots, text
 from testsupport.browser import chromium, click, css, shown, wait_for
 from testsupport.fake_links import FakeLinkPool, FakeLinkStore, LinkBook
 from testsupport.page_shots import DESKTOP
 from testsupport.served_app import ServedApp
 from xmrgate.config import Settings
-from xmrgate.core.gateway import Gateway
-from xmrgate.core.idempotency import Idempotency
 from xmrgate.core.invoices import Invoices, ListQuery
 from xmrgate.core.links import Links
 from xmrgate.core.payment_requests import PaymentRequests
-from xmrgate.core.payouts import Payouts
-from xmrgate.core.wallet_status import WalletIdentity, WalletStatus
+from xmrgate.core.wallet_status import WalletIdentity
 from xmrgate.domain.api_keys import ApiKey
 from xmrgate.domain.links import Link, LinkFields
 from xmrgate.domain.records import PaymentRequest
 from xmrgate.domain.stores import key_digest
-from xmrgate.web.app import create_app
 
 pytestmark = pytest.mark.browser
 
@@ -86,7 +81,7 @@ class LinkListing:
 class Site(ServedApp):
     """The app over fakes, served by uvicorn on its own loop in a thread."""
 
-    def __init__(self, with_links: bool = True, keys: list[ApiKey] | None = None) -> None:
+    def __init__(self, keys: list[ApiKey] | None = None) -> None:
         self.book = LinkBook()
         self.wallet = FakeWallet()
         self.listing = LinkListing(self.book)
@@ -102,20 +97,15 @@ class Site(ServedApp):
             FakeLinkStore(self.book), requests, AllowAll(), currencies=("EUR",), rate_lock=900
         )
 
-        async def db_up() -> bool:
-            return True
-
-        gateway = Gateway(
+        gateway = fake_gateway(
+            wallet=self.wallet,
             payment_requests=requests,
-            payouts=Payouts(self.wallet, FakeJournal(), priority=0, timeout=5),
-            idempotency=Idempotency(FakeIdempotencyStore()),
-            wallet_status=WalletStatus(self.wallet, self.wallet, db_up, "sqlite", identity),
             identity=identity,
             invoices=Invoices(self.listing, cast(Any, None)),
-            links=self.links if with_links else None,
+            links=self.links,
             api_keys=keys or [],
         )
-        super().__init__(create_app(Settings(), gateway))
+        super().__init__(fake_app(Settings(), gateway))
 
     def link(self, title: str, slug: str | None = None, **fields: Any) -> Link:
         """A link made through the use case."""
@@ -429,18 +419,6 @@ def test_screenshot_of_the_links_page(browser: WebDriver, site: Site) -> None:
     assert len(rows(browser, "#link-list tbody tr")) == 4
     screenshots(browser, "links", docs=True)
     assert page_errors(browser) == []
-
-
-def test_a_gateway_without_links_says_so(browser: WebDriver) -> None:
-    site = Site(with_links=False)
-    try:
-        open_page(browser, site, "#main .notice.error")
-        assert (
-            text(browser, "#main .notice.error") == "this gateway has no payment links (HTTP 404)"
-        )
-        assert page_errors(browser, 404) == []
-    finally:
-        site.close()
 
 
 def test_a_read_key_lists_the_links_and_cannot_change_them(browser: WebDriver) -> None:

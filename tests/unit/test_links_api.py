@@ -15,19 +15,17 @@ import pytest
 from fastapi.testclient import TestClient
 from httpx import Response
 
-from tests.unit.fakes import FakeJournal, FakeOutbox, FakePaymentStore, FakeWallet
+from tests.unit.fakes import FakeOutbox, FakePaymentStore, FakeWallet
+from tests.unit.gateway_builder import fake_app, fake_gateway, fake_stores
 from testsupport.fake_links import FakeLinkPool, FakeLinkStore, LinkBook
 from xmrgate.config import Settings
 from xmrgate.core.gateway import Gateway
 from xmrgate.core.invoices import Invoices, ListQuery
 from xmrgate.core.links import Links
 from xmrgate.core.payment_requests import PaymentRequests
-from xmrgate.core.payouts import Payouts
-from xmrgate.core.store_gateways import StoreGateways
 from xmrgate.core.wallet_status import WalletIdentity
 from xmrgate.domain.api_keys import ApiKey
 from xmrgate.domain.stores import DEFAULT_STORE_NAME, Store, StoreKey, key_digest
-from xmrgate.web.app import create_app
 
 OPERATOR = "operator-key-for-the-links-api"
 READER = "reader-key-for-the-links-api"
@@ -87,14 +85,12 @@ def _gateway(book: LinkBook, store_id: str, keys: list[ApiKey]) -> Gateway:
         AllowAll(),
         pool=FakeLinkPool(book, store_id),
     )
-    return Gateway(
+    return fake_gateway(
+        store_id,
+        wallet=wallet,
         payment_requests=requests,
-        payouts=Payouts(wallet, FakeJournal(), priority=0, timeout=5),
-        idempotency=cast(Any, None),
-        wallet_status=cast(Any, None),
         identity=WalletIdentity(primary_address=PRIMARY),
         api_keys=keys,
-        store_id=store_id,
         links=Links(
             FakeLinkStore(book, store_id),
             requests,
@@ -112,22 +108,18 @@ def build_api(tmp_path: Path, public_url: str | None = None) -> Api:
         ApiKey(digest=key_digest(OPERATOR), label="key:op", scopes=frozenset({"read", "receive"})),
         ApiKey(digest=key_digest(READER), label="key:read", scopes=frozenset({"read"})),
     ]
-    default = _gateway(book, "default", keys)
-    built: dict[str, Gateway] = {"default": default}
+    built: dict[str, Gateway] = {}
 
     def build(store: Store) -> Gateway:
         built[store.id] = _gateway(book, store.id, keys)
         return built[store.id]
 
-    registry = StoreGateways(
-        cast(Any, Rows()), default, build, operator_keys=keys, default_secret=None
-    )
-    asyncio.run(registry.load())
+    registry = fake_stores(build, Rows(), operator_keys=keys)
     settings = Settings(
         sqlite=str(tmp_path / "unused.sqlite3"), public_url=public_url, metrics=False
     )
-    app = create_app(settings, default, store_gateways=registry, public_gateway=default)
-    links = {k: g.links_required() for k, g in built.items()}
+    app = fake_app(settings, registry)
+    links = {k: g.links for k, g in built.items()}
     return Api(TestClient(app), book, links)
 
 
@@ -318,15 +310,6 @@ def test_delete(api: Api) -> None:
     _refused(api.client.delete(f"/links/{unused['id']}", headers=api.as_()), 404)
 
 
-def test_a_gateway_without_links_says_so(tmp_path: Path) -> None:
-    book = LinkBook()
-    gateway = _gateway(book, "default", [])
-    gateway.links = None
-    settings = Settings(sqlite=str(tmp_path / "unused.sqlite3"), metrics=False)
-    client = TestClient(create_app(settings, gateway))
-    _refused(client.get("/links"), 404, "no payment links")
-
-
 def test_the_request_list_filters_by_link(api: Api) -> None:
     asked: list[ListQuery] = []
 
@@ -339,7 +322,7 @@ def test_the_request_list_filters_by_link(api: Api) -> None:
     links = api.links["default"]
     request, _ = asyncio.run(links.pay(asyncio.run(links.find(made["slug"])), None, None))
     gateway = api.client.app.state.gateway  # type: ignore[attr-defined]
-    gateway.invoices = Invoices(cast(Any, Listing()), cast(Any, None))
+    gateway.invoices = Invoices(cast(Any, Listing()), cast(Any, None))  # the list only
     answer = api.client.get("/receive", params={"link": made["id"]}, headers=api.as_(READER))
     assert answer.status_code == 200, answer.text
     listed = answer.json()["requests"]

@@ -29,25 +29,20 @@ from fastapi.testclient import TestClient
 
 from tests.unit.fakes import (
     AllowAll,
-    FakeIdempotencyStore,
-    FakeJournal,
     FakeOutbox,
     FakePaymentStore,
     FakeWallet,
 )
+from tests.unit.gateway_builder import StoreRows, fake_app, fake_gateway, fake_stores
 from xmrgate.config import Settings
 from xmrgate.core.gateway import Gateway
-from xmrgate.core.idempotency import Idempotency
 from xmrgate.core.payment_requests import PaymentRequests
-from xmrgate.core.payouts import Payouts
 from xmrgate.core.rates import RateBook
-from xmrgate.core.store_gateways import StoreGateways
-from xmrgate.core.wallet_status import WalletIdentity, WalletStatus
+from xmrgate.core.wallet_status import WalletIdentity
 from xmrgate.domain.api_keys import parse_api_keys
 from xmrgate.domain.ledger import Transfer, TransferState
 from xmrgate.domain.records import PaymentStatus
 from xmrgate.domain.stores import DEFAULT_STORE, Store, StoreKey, key_digest
-from xmrgate.web.app import create_app
 
 XMR = 10**12
 OPERATOR = "operator-key-0123456789"  # every scope, pos included
@@ -130,20 +125,6 @@ class FixedSource:
         return self.prices[currency]
 
 
-@dataclass
-class StoreRows:
-    """The ``stores`` and ``store_keys`` tables, as the registry reads them."""
-
-    stores: list[Store] = field(default_factory=list)
-    keys: list[StoreKey] = field(default_factory=list)
-
-    async def all(self) -> list[Store]:
-        return list(self.stores)
-
-    async def active_keys(self) -> list[StoreKey]:
-        return [k for k in self.keys if not k.revoked]
-
-
 def _key(number: int, store: str, token: str, scopes: set[str]) -> StoreKey:
     return StoreKey(
         id=f"{number:016x}", store_id=store, digest=key_digest(token), scopes=frozenset(scopes)
@@ -181,19 +162,18 @@ class PosSite:
         )
         self.rows = rows  # a test changes a store's settings, then reloads the registry
         starts = {"shop-a": 1000, "shop-b": 2000}
-        self.stores = StoreGateways(
-            rows,  # type: ignore[arg-type]  # the two reads the registry makes
-            self.default,
-            lambda store: self._gateway(store.id, starts[store.id], operator_keys),
+        self.stores = fake_stores(
+            lambda store: (
+                self.default
+                if store.id == DEFAULT_STORE
+                else self._gateway(store.id, starts[store.id], operator_keys)
+            ),
+            rows,
             operator_keys=operator_keys,
-            default_secret=None,
         )
-        asyncio.run(self.stores.load())
         # The checkout's pages (the QR code) find a request in any store.
         public = self._gateway(DEFAULT_STORE, 9000, operator_keys, AnyStore(stores=self.payments))
-        self.app: FastAPI = create_app(
-            Settings(), self.default, store_gateways=self.stores, public_gateway=public
-        )
+        self.app: FastAPI = fake_app(Settings(), self.stores, rows=rows, public_gateway=public)
 
     def _gateway(
         self, store_id: str, first_index: int, keys: Any, public: Payments | None = None
@@ -204,19 +184,14 @@ class PosSite:
             self.wallets[store_id] = wallet
             self.payments[store_id] = payments
 
-        async def db_up() -> bool:
-            return True
-
-        return Gateway(
+        return fake_gateway(
+            store_id,
+            wallet=wallet,
             payment_requests=PaymentRequests(
                 wallet, payments, FakeOutbox(), AllowAll(), pricing=self.book, rate_lock=900
             ),
-            payouts=Payouts(wallet, FakeJournal(), priority=0, timeout=5),
-            idempotency=Idempotency(FakeIdempotencyStore()),
-            wallet_status=WalletStatus(wallet, wallet, db_up, "sqlite", self.identity),
             identity=self.identity,
             api_keys=keys,
-            store_id=store_id,
             rates=self.book,
         )
 
@@ -453,7 +428,7 @@ def test_the_shell_is_public_and_strict(client: TestClient) -> None:
 
 def test_the_screen_goes_with_the_dashboard_and_the_checkout(site: PosSite) -> None:
     for settings in (Settings(admin=False), Settings(checkout=False)):
-        app = create_app(settings, site.default, store_gateways=site.stores)
+        app = fake_app(settings, site.stores)
         client = TestClient(app)
         assert client.get("/pos", headers=auth(OPERATOR)).status_code == 404
         assert (

@@ -16,26 +16,25 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 from httpx import Response
 
 from tests.unit.fakes import FakeJournal, FakeWallet
+from tests.unit.gateway_builder import fake_app, fake_gateway, fake_stores
 from testsupport.fake_refunds import FakeRefundStore, RefundBook
 from xmrgate.config import Settings
 from xmrgate.core.gateway import Gateway
 from xmrgate.core.payouts import Payouts
 from xmrgate.core.refunds import RefundAsk, Refunds
-from xmrgate.core.store_gateways import StoreGateways
 from xmrgate.core.wallet_status import WalletIdentity
 from xmrgate.domain.api_keys import ApiKey
 from xmrgate.domain.errors import WalletUnavailable
 from xmrgate.domain.monero_keys import ALPHABET, base58_decode
 from xmrgate.domain.refunds import RefundStatus
 from xmrgate.domain.stores import DEFAULT_STORE_NAME, Store, key_digest
-from xmrgate.web.app import create_app
 from xmrgate.web.checkout.page import csp_hash
 from xmrgate.web.limits import SlidingWindow, client_key
 
@@ -152,15 +151,11 @@ class Shop:
 
 
 def _gateway(refunds: Refunds, wallet: FakeWallet, store_id: str, keys: list[ApiKey]) -> Gateway:
-    # The refund page uses nothing else of a Gateway: the other use cases are left out.
-    return Gateway(
-        payment_requests=cast(Any, None),
-        payouts=Payouts(wallet, FakeJournal(), priority=0, timeout=5),
-        idempotency=cast(Any, None),
-        wallet_status=cast(Any, None),
+    return fake_gateway(
+        store_id,
+        wallet=wallet,
         identity=WalletIdentity(primary_address=ADDRESS),
         api_keys=keys,
-        store_id=store_id,
         refunds=refunds,
     )
 
@@ -191,23 +186,22 @@ def build_shop(
     default_refunds = refunds(public)
     bikes_refunds = refunds(FakeRefundStore(book, "bikes"))
     default = _gateway(default_refunds, wallet, "default", api_keys)
-    registry: StoreGateways | None = None
-    if stores:
-        registry = StoreGateways(
-            cast(Any, Rows()),
-            default,
-            lambda store: _gateway(bikes_refunds, wallet, store.id, api_keys),
-            operator_keys=api_keys,
-            default_secret=None,
-        )
-        asyncio.run(registry.load())
+    registry = fake_stores(
+        lambda store: (
+            default
+            if store.id == "default"
+            else _gateway(bikes_refunds, wallet, store.id, api_keys)
+        ),
+        Rows() if stores else None,
+        operator_keys=api_keys,
+    )
     settings = Settings(
         sqlite=str(tmp_path / "unused.sqlite3"),
         checkout=checkout,
         public_url=public_url,
         metrics=False,
     )
-    app = create_app(settings, default, store_gateways=registry, public_gateway=default)
+    app = fake_app(settings, registry)
     return Shop(
         client=TestClient(app, client=client),
         book=book,

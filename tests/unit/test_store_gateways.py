@@ -11,6 +11,7 @@ from typing import Any, cast
 import pytest
 
 from xmrgate.core.gateway import Gateway
+from xmrgate.core.store_directory import StoreDirectory
 from xmrgate.core.store_gateways import StoreGateways
 from xmrgate.domain.api_keys import ApiKey
 from xmrgate.domain.errors import Conflict, NotFound
@@ -54,13 +55,10 @@ def _registry() -> tuple[StoreGateways, list[str]]:
         built.append(store.id)
         return cast(Gateway, f"gateway of {store.id}")
 
-    registry = StoreGateways(
-        cast(Any, Rows()),
-        cast(Gateway, "default gateway"),
-        build,
-        operator_keys=[OPERATOR],
-        default_secret=b"the --callback-secret",
+    directory = StoreDirectory(
+        cast(Any, Rows()), operator_keys=[OPERATOR], default_secret=b"the --callback-secret"
     )
+    registry = StoreGateways(directory, build)
     asyncio.run(registry.load())
     return registry, built
 
@@ -68,9 +66,11 @@ def _registry() -> tuple[StoreGateways, list[str]]:
 def test_each_store_gets_its_own_gateway_built_once() -> None:
     registry, built = _registry()
     asyncio.run(registry.load())  # a reload builds nothing again
-    assert built == ["shop-a", "shop-off"]
+    # The default store's first, by the same factory, before any read.
+    assert built == ["default", "shop-a", "shop-off"]
     assert cast(str, registry.gateway("shop-a", writes=True)) == "gateway of shop-a"
-    assert cast(str, registry.gateway("default", writes=True)) == "default gateway"
+    assert cast(str, registry.gateway("default", writes=True)) == "gateway of default"
+    assert registry.default is registry.gateway("default", writes=False)
 
 
 def test_unknown_store_is_not_found_and_a_disabled_one_is_read_only() -> None:
@@ -93,7 +93,7 @@ def test_live_keys_are_the_operators_and_those_of_enabled_stores() -> None:
 
 def test_callbacks_are_signed_with_each_stores_own_secret() -> None:
     registry, _ = _registry()
-    assert registry.secret_of("shop-a") == b"secret-of-shop-a!!"
-    assert registry.secret_of("default") == b"the --callback-secret"
+    assert registry.directory.secret_of("shop-a") == b"secret-of-shop-a!!"
+    assert registry.directory.secret_of("default") == b"the --callback-secret"
     # A store without a secret of its own is never signed with the operator's.
-    assert registry.secret_of("shop-off") is None
+    assert registry.directory.secret_of("shop-off") is None

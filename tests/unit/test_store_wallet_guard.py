@@ -28,7 +28,7 @@ from xmrgate.config import Settings
 from xmrgate.core.wallet_mode import WalletMode
 from xmrgate.core.wallet_status import verify_identity
 from xmrgate.domain.stores import OwnWallet, Store, StoreKey
-from xmrgate.runtime import container, store_units
+from xmrgate.runtime import main_wallet, store_units
 from xmrgate.runtime.app import build_app
 from xmrgate.runtime.container import Services
 
@@ -109,7 +109,7 @@ def gateway(
         return wallets[url]
 
     # Every wallet-rpc client the process builds, the store's own included.
-    monkeypatch.setattr(container, "WalletClient", client)
+    monkeypatch.setattr(main_wallet, "WalletClient", client)
     monkeypatch.setattr(store_units, "WalletClient", client)
     # No pool: a request asks the wallet for its subaddress (the path the guard stops).
     settings = Settings(
@@ -121,7 +121,7 @@ def gateway(
         await services.stores.load()  # builds the store's unit on its own (fake) client
         # The main wallet checked as the supervisor's start does.
         identity = services.gateway.identity
-        assert await verify_identity(main, services.identity_store, identity)
+        assert await verify_identity(main, services.main.identity_store, identity)
         await WalletMode(main, identity).detect()
         identity.ready.set()
 

@@ -313,3 +313,25 @@ def test_an_operator_key_with_read_only_reads_any_store_and_writes_none(
     )
     assert _listed(keyed.get("/receive", headers=_as(A_KEY))) == [A_ADDRESS]  # nothing added
     assert len(_stores(keyed)["stores"]) == 3
+
+
+# --- every store has its overview: its own figures ------------------------------------
+
+
+def test_a_store_keys_status_shows_its_own_store_only(keyed: TestClient) -> None:
+    """Every store's Gateway has an overview (none was a 404 before): a store key's
+    ``GET /status`` counts its store's requests and callbacks only; the operator's (the
+    default store's) counts every store's; /metrics stays the operator's."""
+
+    def requests(answer: Any) -> int:
+        assert answer.status_code == 200, answer.text
+        return sum(answer.json()["payment_requests"].values())
+
+    assert requests(keyed.get("/status", headers=_as(OPERATOR))) == 3
+    assert requests(keyed.get("/status", headers=_as(A_KEY))) == 1
+    b_status = keyed.get("/status", headers=_as(B_KEY)).json()
+    assert sum(b_status["payment_requests"].values()) == 1
+    assert b_status["callbacks"] == {"pending": 1, "failed": 0}  # shop-b's own callback
+    assert keyed.get("/status", headers=_as(A_KEY)).json()["callbacks"]["pending"] == 0
+    _refused(keyed.get("/metrics", headers=_as(A_KEY)), 404)
+    assert keyed.get("/metrics", headers=_as(OPERATOR)).status_code == 200

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from xmrgate.core.wallet_status import HealthReport, WalletStatus
-from xmrgate.domain.errors import XmrgateError
+from xmrgate.domain.errors import NotFound, XmrgateError
 from xmrgate.domain.invoice import InvoiceStatus
 
 log = logging.getLogger(__name__)
@@ -43,6 +43,9 @@ class StoreBreakdown:
     pool: dict[str, int] = field(default_factory=dict)
     # store -> (open unmatched receipts not gone, their piconero); absent: none.
     unmatched: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # sync_state row -> the height synced there (1: the main wallet; a store on its own
+    # wallet has its own row).
+    synced: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,11 +61,45 @@ class StoreFacts:
     # The same by store (the ``store`` label of /metrics).
     by_store: StoreBreakdown | None = None
 
+    def of(self, store_id: str, sync_id: int) -> StoreFacts:
+        """The facts of one store; its wallet's synced height read from row ``sync_id``."""
+        b = self.by_store or StoreBreakdown()
+        mine = {k: n for k, n in b.requests.items() if k[0] == store_id}
+        callbacks = {k: n for k, n in b.callbacks.items() if k[0] == store_id}
+        pool = {k: n for k, n in b.pool.items() if k == store_id}
+        return StoreFacts(
+            synced_height=b.synced.get(sync_id),
+            callbacks_pending=sum(n for k, n in callbacks.items() if k[1] == "pending"),
+            callbacks_failed=sum(n for k, n in callbacks.items() if k[1] == "failed"),
+            requests_by_status={k[1]: n for k, n in mine.items()},
+            address_pool=None if self.address_pool is None else pool.get(store_id, 0),
+            by_store=StoreBreakdown(
+                requests=mine,
+                callbacks=callbacks,
+                pool=pool,
+                unmatched={k: v for k, v in b.unmatched.items() if k == store_id},
+                synced={k: v for k, v in b.synced.items() if k == sync_id},
+            ),
+        )
+
     def requests(self) -> dict[str, int]:
         """Requests by status, every known status present (0 when none)."""
         counts = dict.fromkeys(REQUEST_STATUSES, 0)
         counts.update(self.requests_by_status)
         return counts
+
+
+class FactsOfStore:
+    """The facts of one store (the overview of a store's key: never another store's)."""
+
+    def __init__(self, facts: FactsStore, store_id: str, sync_id: int) -> None:
+        self._facts = facts
+        self._store_id = store_id
+        self._sync_id = sync_id
+
+    async def facts(self) -> StoreFacts:
+        """The gateway's facts, narrowed to this store."""
+        return (await self._facts.facts()).of(self._store_id, self._sync_id)
 
 
 class FactsStore(Protocol):
@@ -184,7 +221,8 @@ class Overview:
     async def exposition(self) -> tuple[bytes, str]:
         """The Prometheus scrape body; database gauges are left out when it does not answer."""
         if self._exporter is None:
-            raise RuntimeError("metrics are turned off (--no-metrics)")
+            # A store's own overview: /metrics is the gateway's (every store's labels).
+            raise NotFound("the metrics are the gateway's: ask with an operator key")
         try:
             facts: StoreFacts | None = await self._store.facts()
         except XmrgateError as exc:

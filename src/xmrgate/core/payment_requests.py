@@ -25,6 +25,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Any, Protocol
 
 from xmrgate.core.address_pool import AddressPoolRepository
@@ -71,6 +72,9 @@ class NewPaymentRequest:
     quote: Quote | None = None
     # The payment link that made it (``core/links.py``); None: made by the API.
     link_id: str | None = None
+    # The tolerance as a percent of the amount (Greenfield's ``paymentTolerance``), taken
+    # once the amount is known (after a fiat price's conversion); rounded down.
+    tolerance_percent: Decimal | None = None
 
 
 class Pricing(Protocol):
@@ -196,6 +200,9 @@ class PaymentRequests:
         defaults = self._defaults()
         if new.price is not None:
             new = self._priced(new, defaults)
+        if new.tolerance_percent is not None:
+            tolerance = int(new.amount * new.tolerance_percent / 100)
+            new = replace(new, underpay_tolerance=tolerance, tolerance_percent=None)
         new = with_defaults(new, defaults)
         invoice_columns(new)  # bad expiry or tolerance: refused before a subaddress is spent
         if new.callback_url is not None:

@@ -29,9 +29,9 @@ def build_app(settings: Settings, services: Services | None = None) -> FastAPI:
 
     app = create_app(
         settings,
-        services.gateway,
+        services.stores,
+        services.store_admin,
         lifespan,
-        store_gateways=services.stores,
         public_gateway=services.public_gateway,
     )
     if not services.db.is_sqlite:

@@ -1,13 +1,17 @@
-"""The parts of one store, built once when the store is first read.
+"""The parts of one store, built once when the store is first read: ONE factory for
+every store, the default one included.
 
-A store on an account of the main wallet shares the main wallet's client, identity
-guard, mode and sync; it gets its own address pool and labeler of its account. A store
-on its own wallet-rpc gets the whole per-wallet unit: its client (and a probe client
-for ``/health``), its identity guard (the primary address recorded when the store was
-created), its mode (view-only or full), its lookahead check, its pool, its sync engine
-with its own sync_state row and advisory lock. Its trouble stays its own: a wallet
-that is down, hung or another wallet stops that store's payouts, subaddresses and sync
-only (``runtime/supervisor.py`` runs each unit's loops apart).
+The default store is account 0 of the main wallet; it speaks to the main wallet's
+client itself (as MoneroPay does: ``GET /transfer`` sees the whole wallet) and its
+overview is the gateway's (every store's figures, ``/metrics``). A store on an account
+of the main wallet shares the main wallet's client, identity guard, mode and sync; it
+gets its own address pool and labeler of its account, its overview its own figures. A
+store on its own wallet-rpc gets the whole per-wallet unit: its client (and a probe
+client for ``/health``), its identity guard (the primary address recorded when the
+store was created), its mode (view-only or full), its lookahead check, its pool, its
+sync engine with its own sync_state row and advisory lock. Its trouble stays its own: a
+wallet that is down, hung or another wallet stops that store's payouts, subaddresses
+and sync only (``runtime/supervisor.py`` runs each unit's loops apart).
 """
 
 from __future__ import annotations
@@ -18,9 +22,10 @@ from dataclasses import dataclass, field
 from xmrgate.adapters.account_wallet import AccountWallet
 from xmrgate.adapters.store.address_pool import SqlAddressPool
 from xmrgate.adapters.store.db import Database
+from xmrgate.adapters.store.greenfield_invoices import SqlGreenfieldInvoices
 from xmrgate.adapters.store.links import SqlLinkStore
 from xmrgate.adapters.store.listing import SqlListing
-from xmrgate.adapters.store.payments import PaymentStore
+from xmrgate.adapters.store.payments import SYNC_STATE_ID, PaymentStore
 from xmrgate.adapters.store.payouts import PayoutStore
 from xmrgate.adapters.store.received import ReceivedStore
 from xmrgate.adapters.store.refunds import SqlRefundStore
@@ -31,24 +36,26 @@ from xmrgate.config import Settings
 from xmrgate.core.address_pool import AddressPool, Labeler
 from xmrgate.core.callbacks import CallbackWorker
 from xmrgate.core.gateway import Gateway
+from xmrgate.core.greenfield_invoices import GreenfieldInvoices
 from xmrgate.core.idempotency import Idempotency
 from xmrgate.core.invoices import Invoices
 from xmrgate.core.links import Links
 from xmrgate.core.observer import Observer
+from xmrgate.core.overview import FactsOfStore, FactsStore, MetricsExporter, Overview
 from xmrgate.core.payment_requests import PaymentRequests, StoreDefaults
 from xmrgate.core.payouts import Payouts
 from xmrgate.core.ports import UrlGuard, Wallet
 from xmrgate.core.rates import RateBook
 from xmrgate.core.received import ReceivedPerDay
 from xmrgate.core.refunds import Refunds
-from xmrgate.core.stores import StoreAdmin
 from xmrgate.core.sync import SyncEngine
 from xmrgate.core.unmatched import UnmatchedReceipts
 from xmrgate.core.wallet_checks import WalletChecks
 from xmrgate.core.wallet_mode import WalletMode
 from xmrgate.core.wallet_status import PROBE_TIMEOUT, WalletIdentity, WalletStatus
 from xmrgate.domain.api_keys import ApiKey
-from xmrgate.domain.stores import OwnWallet, Store
+from xmrgate.domain.stores import DEFAULT_STORE, OwnWallet, Store
+from xmrgate.runtime.main_wallet import MainWallet
 from xmrgate.runtime.read_cache import ReadCache
 
 
@@ -90,14 +97,12 @@ class FixedIdentity:
 
 
 @dataclass
-class MainWalletParts:
-    """What a store on an account of the main wallet shares with the default store."""
+class OverviewParts:
+    """What every store's overview reads: the database's facts (one statement for the
+    gateway, narrowed to a store) and, for the default store, the metrics."""
 
-    wallet: WalletClient
-    probe: WalletClient
-    identity: WalletIdentity
-    mode: WalletMode
-    checks: WalletChecks
+    facts: FactsStore
+    metrics: MetricsExporter | None
 
 
 @dataclass
@@ -113,8 +118,8 @@ class StoreUnitFactory:
     idempotency: Idempotency
     observer: Observer
     operator_keys: list[ApiKey]
-    admin: StoreAdmin
-    main: MainWalletParts
+    main: MainWallet
+    overview: OverviewParts
     defaults: Callable[[str], StoreDefaults]
     # One rate book for every store (a rate does not depend on the shop).
     rates: RateBook | None = None
@@ -130,8 +135,12 @@ class StoreUnitFactory:
             pool_wallet: WalletClient | AccountWallet = own.wallet
         else:
             own = None
-            account = AccountWallet(self.main.wallet, store.account_index)
-            wallet, pool_wallet = account, account
+            if store.id == DEFAULT_STORE:
+                # The whole wallet, as MoneroPay sees it (its account 0 receives).
+                wallet, pool_wallet = self.main.wallet, self.main.wallet
+            else:
+                account = AccountWallet(self.main.wallet, store.account_index)
+                wallet, pool_wallet = account, account
             probe, identity, mode = self.main.probe, self.main.identity, self.main.mode
             wallet_ok = self.main.checks.wallet_is_ours
         s = self.settings
@@ -172,21 +181,23 @@ class StoreUnitFactory:
             rate_lock=int(s.rate_lock),
             starting=lambda: not identity.ready.is_set(),
         )
+        wallet_status = WalletStatus(
+            wallet,
+            probe,
+            self.db.ping,
+            s.database_kind,
+            identity,
+            # /health is public: the store, not its wallet-rpc's URL, is named.
+            down_message=None
+            if own is None
+            else f"the own wallet-rpc of store '{store_id}' does not answer",
+        )
         return Gateway(
             payment_requests=requests,
             payouts=payouts,
             idempotency=self.idempotency,
-            wallet_status=WalletStatus(
-                wallet,
-                probe,
-                self.db.ping,
-                s.database_kind,
-                identity,
-                # /health is public: the store, not its wallet-rpc's URL, is named.
-                down_message=None
-                if own is None
-                else f"the own wallet-rpc of store '{store_id}' does not answer",
-            ),
+            wallet_status=wallet_status,
+            overview=self._overview(store, wallet_status, probe),
             identity=identity,
             invoices=Invoices(SqlListing(self.db, store_id), SqlListing(self.db, store_id)),
             unmatched=UnmatchedReceipts(SqlUnmatched(self.db, store_id)),
@@ -194,7 +205,6 @@ class StoreUnitFactory:
             observer=self.observer,
             received=ReceivedPerDay(ReceivedStore(self.db, store_id)),
             store_id=store_id,
-            stores=self.admin,
             rates=self.rates,
             refunds=Refunds(
                 SqlRefundStore(self.db, store_id),
@@ -203,6 +213,14 @@ class StoreUnitFactory:
                 pricing=self.rates,
                 auto_send=s.refund_auto_send,
                 wake_callbacks=self.worker.wake,
+            ),
+            greenfield=GreenfieldInvoices(
+                SqlGreenfieldInvoices(self.db, store_id),
+                requests,
+                self.url_guard,
+                store_id=store_id,
+                currencies=() if self.rates is None else self.rates.currencies,
+                rate_lock=int(s.rate_lock),
             ),
             links=Links(
                 SqlLinkStore(self.db, store_id),
@@ -213,6 +231,25 @@ class StoreUnitFactory:
                 currencies=() if self.rates is None else self.rates.currencies,
                 rate_lock=int(s.rate_lock),
             ),
+        )
+
+    def _overview(self, store: Store, status: WalletStatus, probe: WalletClient) -> Overview:
+        """The default store's is the gateway's (every store's figures, /metrics); any
+        other store's shows its own figures only, its wallet's synced height."""
+        if store.id == DEFAULT_STORE:
+            return Overview(
+                self.overview.facts,
+                status,
+                probe,
+                self.overview.metrics,
+                daemon=self.main.signals.daemon,
+            )
+        sync_id = SYNC_STATE_ID if store.own_wallet is None else store.own_wallet.wallet_no
+        return Overview(
+            FactsOfStore(self.overview.facts, store.id, sync_id),
+            status,
+            probe,
+            daemon=self.main.signals.daemon if store.own_wallet is None else None,
         )
 
     def _own_wallet(self, store_id: str, own: OwnWallet) -> OwnWalletParts:

@@ -16,6 +16,7 @@ from typing import Any
 
 from xmrgate.core.address_pool import first_of
 from xmrgate.domain.errors import XmrgateError
+from xmrgate.domain.stores import DEFAULT_STORE
 from xmrgate.runtime.container import Services
 from xmrgate.runtime.store_units import StoreUnit
 
@@ -42,6 +43,8 @@ class Supervisor:
         self._stop = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._housekeeping_every = housekeeping_every
+        # The stores whose pool and labeler (and own wallet) run already.
+        self._started_units: set[str] = set()
 
     async def start(self) -> None:
         """Migrate the schema and start the background loops."""
@@ -55,7 +58,7 @@ class Supervisor:
             asyncio.create_task(self._bootstrap_wallet(), name="wallet-bootstrap"),
             asyncio.create_task(s.callbacks.run(self._stop), name="callbacks"),
             asyncio.create_task(self._housekeeping(), name="housekeeping"),
-            asyncio.create_task(s.signals.run(self._stop), name="daemon-announcements"),
+            asyncio.create_task(s.main.signals.run(self._stop), name="daemon-announcements"),
             asyncio.create_task(s.reads.run(self._stop), name="read-cache"),
             asyncio.create_task(self._refunds(), name="refunds"),
         ]
@@ -72,17 +75,14 @@ class Supervisor:
                 await asyncio.wait_for(task, timeout=s.settings.callback_timeout + 5)
         # A refund sent at claim time is let finish: cut off, it would stay "sending".
         for gateway in s.stores.built():
-            if gateway.refunds is not None:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(
-                        gateway.refunds.settled(), timeout=s.settings.transfer_timeout
-                    )
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(
+                    gateway.refunds.settled(), timeout=s.settings.transfer_timeout
+                )
         await s.callback_sender.aclose()
         if s.rates is not None:
             await s.rates.client.aclose()
-        await s.wallet.aclose()
-        await s.probe_wallet.aclose()
-        await s.signals.aclose()
+        await s.main.aclose()
         for unit in s.store_units.values():
             if unit.own is not None:
                 await unit.own.wallet.aclose()
@@ -123,8 +123,6 @@ class Supervisor:
         every = min(REFUNDS_EVERY, s.settings.poll_frequency)
         while not self._stop.is_set():
             for gateway in s.stores.built():
-                if gateway.refunds is None:
-                    continue
                 try:
                     await gateway.refunds.watch()
                 except XmrgateError as exc:
@@ -136,23 +134,26 @@ class Supervisor:
         """Run each store's pool and labeler, and a store's own wallet (its bootstrap,
         then its sync), also of stores created later."""
         s = self._services
-        started: set[str] = set()
         while not self._stop.is_set():
-            main_ready = s.gateway.identity.ready.is_set()
-            for store_id, unit in list(s.store_units.items()):
+            main_ready = s.main.identity.ready.is_set()
+            for unit in list(s.store_units.values()):
                 # An account's pool waits for the main wallet's first check and fill.
-                if store_id in started or (unit.own is None and not main_ready):
-                    continue
-                started.add(store_id)
-                if unit.own is None:
-                    self._start_pool(unit)
-                else:
-                    self._spawn(self._own_wallet(unit), f"wallet-{store_id}")
+                if unit.own is None and main_ready:
+                    self._start_unit(unit)
+                elif unit.own is not None and unit.store_id not in self._started_units:
+                    self._started_units.add(unit.store_id)
+                    self._spawn(self._own_wallet(unit), f"wallet-{unit.store_id}")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), timeout=STORE_UNITS_EVERY)
 
     def _spawn(self, job: Coroutine[Any, Any, None], name: str) -> None:
         self._tasks.append(asyncio.create_task(job, name=name))
+
+    def _start_unit(self, unit: StoreUnit) -> None:
+        """Run the pool and labeler of a store on an account of the main wallet, once."""
+        if unit.store_id not in self._started_units:
+            self._started_units.add(unit.store_id)
+            self._start_pool(unit)
 
     def _start_pool(self, unit: StoreUnit) -> None:
         if self._services.settings.address_pool_size:
@@ -190,25 +191,28 @@ class Supervisor:
             return
         own.identity.ready.set()
         self._start_pool(unit)
-        await own.sync.run(self._stop, self._services.signals.interval)
+        await own.sync.run(self._stop, self._services.main.signals.interval)
 
     async def _bootstrap_wallet(self) -> None:
         """Open (or create) the wallet, then run the sync loop; retry while wallet-rpc is down."""
         s = self._services
-        identity = s.gateway.identity
+        main = s.main
+        identity = main.identity
+        # The default store's pool: filled before the first request is let through.
+        default = s.store_units[DEFAULT_STORE]
         delay = 1.0
         while not self._stop.is_set():
             started = time.monotonic()
             identity.attempt_started()
             try:
                 # A database that remembers its wallet: a restart, the file is there.
-                known = await s.identity_store.remembered() is not None
-                await s.wallet.ensure_wallet_open(created_before=known)
-                usable = await s.wallet_checks.before_tick()
+                known = await main.identity_store.remembered() is not None
+                await main.wallet.ensure_wallet_open(created_before=known)
+                usable = await main.checks.before_tick()
                 # Checked: requests waiting at start go on (taking from the pool's batches).
                 identity.attempt_ended(None)
                 if usable and s.settings.address_pool_size:
-                    await s.address_pool.refill()
+                    await default.pool.refill()
                 break
             except XmrgateError as exc:
                 # Requests waiting for the first check fail fast with this, not after 5 s.
@@ -233,9 +237,5 @@ class Supervisor:
         else:
             # The sync loop keeps checking before every tick and resumes once it is right.
             log.error("wallet-rpc answers but its wallet cannot be used: %s", identity.problem)
-        if s.settings.address_pool_size:
-            self._tasks.append(
-                asyncio.create_task(s.address_pool.run(self._stop), name="address-pool")
-            )
-        self._tasks.append(asyncio.create_task(s.labeler.run(self._stop), name="labels"))
-        await s.sync.run(self._stop, s.signals.interval)
+        self._start_unit(default)
+        await main.sync.run(self._stop, main.signals.interval)

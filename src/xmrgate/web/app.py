@@ -14,6 +14,7 @@ from xmrgate import __version__
 from xmrgate.config import Settings
 from xmrgate.core.gateway import Gateway
 from xmrgate.core.store_gateways import StoreGateways
+from xmrgate.core.stores import StoreAdmin
 from xmrgate.core.wallet_status import WalletIdentity
 from xmrgate.web import api_docs
 from xmrgate.web.admin.routes import build_router as build_admin_router
@@ -34,14 +35,16 @@ from xmrgate.web.api import status as status_routes
 from xmrgate.web.api.errors import install_error_handlers
 from xmrgate.web.api.security import ApiKeyGate, BodySizeLimit, HeaderLimits
 from xmrgate.web.checkout.routes import build_router
+from xmrgate.web.greenfield import buyer_link as greenfield_buyer_link
+from xmrgate.web.greenfield.routes import router as greenfield_router
 from xmrgate.web.http_metrics import HttpMetrics
 from xmrgate.web.link_page.routes import build_router as build_link_page_router
 from xmrgate.web.pos.routes import build_router as build_pos_router
 from xmrgate.web.refund_page.routes import build_router as build_refund_page_router
 
-# The customers' pages (checkout, refund claim, payment link): never the
-# X-MoneroPay-Address header.
-CUSTOMER_PREFIXES = ("/pay/", "/refund/", "/l/")
+# The customers' pages (checkout, refund claim, payment link, a Greenfield invoice's
+# link): never the X-MoneroPay-Address header.
+CUSTOMER_PREFIXES = ("/pay/", "/refund/", "/l/", "/i/", "/invoice")
 
 
 class MoneroPayHeaders:
@@ -135,13 +138,16 @@ def _openapi_with_error_shape(app: FastAPI) -> dict[str, Any]:
 
 def create_app(
     settings: Settings,
-    gateway: Gateway,
+    store_gateways: StoreGateways,
+    store_admin: StoreAdmin,
     lifespan: Callable[[FastAPI], AbstractAsyncContextManager[None]] | None = None,
     *,
-    store_gateways: StoreGateways | None = None,
     public_gateway: Gateway | None = None,
 ) -> FastAPI:
-    """Build the app over ``gateway``; ``lifespan`` starts and stops the process's loops."""
+    """Build the app over the stores' Gateways; ``lifespan`` starts and stops the
+    process's loops. ``public_gateway`` (the customers' pages) finds a request in any
+    store; by default the default store's Gateway."""
+    gateway = store_gateways.default
     app = FastAPI(
         title="xmrgate",
         version=__version__,
@@ -155,7 +161,9 @@ def create_app(
     # Stores: each caller acts on its store's Gateway (web/deps.py); the checkout reads
     # every store's requests by address.
     app.state.stores = store_gateways
-    app.state.public_gateway = public_gateway
+    app.state.public_gateway = public_gateway or gateway
+    # The administration of stores (web/api/stores.py): not a store's part.
+    app.state.store_admin = store_admin
     # The base of refund claim links (web/api/refunds.py); None: each request's own.
     app.state.public_url = settings.public_url
     # A point-of-sale sale priced in fiat expires with its rate lock (web/api/pos.py).
@@ -174,6 +182,7 @@ def create_app(
     app.include_router(links.router)
     app.include_router(pos.router)
     app.include_router(unmatched.router)
+    app.include_router(greenfield_router)  # BTCPay's Greenfield API v1 (issue 28)
     if settings.metrics:
         app.include_router(status_routes.metrics_router)
     if settings.checkout:
@@ -182,6 +191,8 @@ def create_app(
         app.include_router(build_refund_page_router())
         # So does the public page of payment links (the requests it makes go to /pay/).
         app.include_router(build_link_page_router())
+        # And a Greenfield invoice's buyer link (/i/{invoiceId} leads to /pay/).
+        app.include_router(greenfield_buyer_link.router)
     if settings.admin:
         app.include_router(build_admin_router())
         if settings.checkout:
@@ -194,11 +205,9 @@ def create_app(
         MoneroPayHeaders,
         identity=gateway.identity,
         keys_configured=bool(gateway.api_keys),
-        store_address=store_gateways.address_of if store_gateways else None,
+        store_address=store_gateways.address_of,
     )
-    app.add_middleware(
-        ApiKeyGate, keys=gateway.api_keys, live_keys=store_gateways.keys if store_gateways else None
-    )
+    app.add_middleware(ApiKeyGate, keys=gateway.api_keys, live_keys=store_gateways.keys)
     app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes)
     app.add_middleware(HeaderLimits)
     if settings.metrics:  # outermost: times and counts every answer, refusals included

@@ -7,6 +7,8 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from xmrgate.core.gateway import Gateway
+from xmrgate.core.store_gateways import StoreGateways
+from xmrgate.core.stores import StoreAdmin
 from xmrgate.domain.errors import Forbidden
 from xmrgate.domain.stores import DEFAULT_STORE
 
@@ -22,10 +24,7 @@ async def get_gateway(request: Request) -> Gateway:
     without keys, acts on the default store or the one ``X-Xmrgate-Store`` names.
     An unknown store is 404; a write to a disabled store is 409.
     """
-    stores = getattr(request.app.state, "stores", None)
-    if stores is None:
-        gateway: Gateway = request.app.state.gateway
-        return gateway
+    stores: StoreGateways = request.app.state.stores
     key = getattr(request.state, "api_key_record", None)
     wanted = request.headers.get(STORE_HEADER)
     if key is not None and key.store is not None:
@@ -44,11 +43,16 @@ async def get_gateway(request: Request) -> Gateway:
 
 async def get_public_gateway(request: Request) -> Gateway:
     """The Gateway of the public pages: it finds a request by its address in any store."""
-    gateway: Gateway = getattr(request.app.state, "public_gateway", None) or (
-        request.app.state.gateway
-    )
+    gateway: Gateway = request.app.state.public_gateway
     return gateway
 
 
+async def get_store_admin(request: Request) -> StoreAdmin:
+    """The administration of stores (the ``admin`` scope's routes): not a store's part."""
+    admin: StoreAdmin = request.app.state.store_admin
+    return admin
+
+
 GatewayDep = Annotated[Gateway, Depends(get_gateway)]
+StoreAdminDep = Annotated[StoreAdmin, Depends(get_store_admin)]
 PublicGatewayDep = Annotated[Gateway, Depends(get_public_gateway)]

@@ -278,11 +278,7 @@ def form_field(request: Request, body: bytes, name: str) -> str | None:
 def store_gateway(request: Request, store_id: str) -> Gateway:
     """The Gateway of a store: the public one finds across stores, but only the store's
     own may write (pay a link, claim a refund)."""
-    stores = getattr(request.app.state, "stores", None)
-    if stores is None:
-        gateway: Gateway = request.app.state.gateway
-        return gateway
-    chosen: Gateway = stores.gateway(store_id, writes=True)
+    chosen: Gateway = request.app.state.stores.gateway(store_id, writes=True)
     return chosen
 
 

@@ -60,9 +60,9 @@ def _row(kind: str, store: Any, key: Any, value: Any) -> list[Any]:
 
 # Counted by store (the store label of /metrics); the totals are their sums.
 _PARTS: list[Select[Any]] = [
-    select(*_row(_SYNCED, literal(""), literal(""), sync_state.c.wallet_height)).where(
-        sync_state.c.id == SYNC_STATE_ID
-    ),
+    # Every wallet's synced height, keyed by its sync_state row (the main wallet's is
+    # SYNC_STATE_ID; a store on its own wallet has its own row).
+    select(*_row(_SYNCED, literal(""), sync_state.c.id, sync_state.c.wallet_height)),
     select(*_row(_CALLBACKS, events.c.store_id, events.c.status, func.count()))
     .where(events.c.status.in_([PENDING, FAILED]))
     .group_by(events.c.store_id, events.c.status),
@@ -105,14 +105,14 @@ class OverviewStore:
         """One statement on an autocommit connection."""
         async with self._db.read(autocommit=True) as conn:
             rows = (await conn.execute(self._query)).all()
-        synced: int | None = None
+        synced: dict[int, int] = {}
         callbacks: dict[tuple[str, str], int] = {}
         requests: dict[tuple[str, str], int] = {}
         pool: dict[str, int] | None = {} if self._query is FACTS_QUERY_WITH_POOL else None
         unmatched: dict[str, tuple[int, int]] = {}
         for kind, store, key, value in rows:
             if kind == _SYNCED:
-                synced = int(value)
+                synced[int(key)] = int(value)
             elif kind == _CALLBACKS:
                 callbacks[(store, key)] = int(value)
             elif kind == _REQUESTS:
@@ -127,12 +127,16 @@ class OverviewStore:
         for (_store, status), count in requests.items():
             totals[status] = totals.get(status, 0) + count
         return StoreFacts(
-            synced_height=synced,
+            synced_height=synced.get(SYNC_STATE_ID),
             callbacks_pending=sum(n for (_s, k), n in callbacks.items() if k == PENDING),
             callbacks_failed=sum(n for (_s, k), n in callbacks.items() if k == FAILED),
             requests_by_status=totals,
             address_pool=None if pool is None else sum(pool.values()),
             by_store=StoreBreakdown(
-                requests=requests, callbacks=callbacks, pool=pool or {}, unmatched=unmatched
+                requests=requests,
+                callbacks=callbacks,
+                pool=pool or {},
+                unmatched=unmatched,
+                synced=synced,
             ),
         )

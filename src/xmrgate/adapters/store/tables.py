@@ -28,6 +28,7 @@ from sqlalchemy import (
 )
 
 from xmrgate.adapters.store.tables_base import QuoteText, metadata
+from xmrgate.adapters.store.tables_greenfield import greenfield_invoices
 from xmrgate.adapters.store.tables_payments import (
     links,
     payment_requests,
@@ -44,6 +45,7 @@ __all__ = [
     "callback_tries",
     "events",
     "flood_windows",
+    "greenfield_invoices",
     "idempotency_keys",
     "links",
     "metadata",

@@ -1,6 +1,8 @@
 """The one place that maps xmrgate errors to HTTP status codes.
 
-Every error answer is JSON ``{"status": N, "code"?: wallet error code, "message": "..."}``.
+Every error answer is JSON ``{"status": N, "code"?: wallet error code, "message": "..."}``,
+except on Greenfield's paths (``/api/v1``), which answer in BTCPay's shapes: there each
+handler hands over to ``web/greenfield/errors.py``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from xmrgate.domain.errors import (
     WalletUnavailable,
     XmrgateError,
 )
+from xmrgate.web.greenfield import errors as greenfield_errors
+from xmrgate.web.greenfield import is_greenfield
 
 log = logging.getLogger(__name__)
 
@@ -110,24 +114,32 @@ def validation_message(exc: RequestValidationError) -> str:
 def install_error_handlers(app: FastAPI) -> None:
     """Register the handlers that turn every failure into the JSON error shape."""
 
-    async def on_xmrgate_error(_request: Request, exc: Exception) -> JSONResponse:
+    async def on_xmrgate_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, XmrgateError)
+        if is_greenfield(request.url.path):
+            return greenfield_errors.response(exc, request.url.path)
         status = status_of(exc)
         if status >= 500:
             log.warning("%s: %s", type(exc).__name__, exc.message)
         return error_response(status, exc.message, exc.code)
 
-    async def on_validation_error(_request: Request, exc: Exception) -> JSONResponse:
+    async def on_validation_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
+        if is_greenfield(request.url.path):
+            return greenfield_errors.validation_response(exc)
         return error_response(400, validation_message(exc))
 
-    async def on_http_error(_request: Request, exc: Exception) -> JSONResponse:
+    async def on_http_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
+        if is_greenfield(request.url.path):
+            return greenfield_errors.http_response(exc)
         message = exc.detail if isinstance(exc.detail, str) else "error"
         return error_response(exc.status_code, message)
 
-    async def on_unexpected(_request: Request, exc: Exception) -> JSONResponse:
+    async def on_unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.error("unexpected error", exc_info=exc)
+        if is_greenfield(request.url.path):
+            return greenfield_errors.unexpected_response()
         return error_response(500, "internal error")
 
     app.add_exception_handler(XmrgateError, on_xmrgate_error)

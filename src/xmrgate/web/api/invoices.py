@@ -89,7 +89,7 @@ async def list_payment_requests(
     ] = None,
 ) -> JSONResponse:
     """Payment requests, newest first; ``next_cursor`` continues the list (null: the end)."""
-    page = await gateway.invoices_required().find(
+    page = await gateway.invoices.find(
         ListQuery(
             statuses=frozenset(status or []),
             created_after=_utc(created_after, "created_after"),
@@ -124,7 +124,7 @@ async def list_events(
     The same events as the callbacks, also for requests without a callback_url. Ask
     again with ``after=next_after`` until ``next_after`` is null (nothing newer yet).
     """
-    found = await gateway.invoices_required().events(after, limit)
+    found = await gateway.invoices.events(after, limit)
     return JSONResponse(
         {
             "events": [

@@ -104,7 +104,7 @@ def _one(request: Request, link: Link) -> dict[str, Any]:
 @router.post("/links", dependencies=[require("receive")])
 async def create_link(body: LinkCreate, request: Request, gateway: GatewayDep) -> dict[str, Any]:
     """Make a payment link of this store; ``url`` is its public page."""
-    links = gateway.links_required()
+    links = gateway.links
     fiat = body.price is not None or body.currency is not None
     fields = LinkFields(
         title=body.title,
@@ -132,14 +132,14 @@ async def list_links(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> dict[str, Any]:
     """This store's links, newest first, with what each made and received."""
-    found = await gateway.links_required().listing(limit)
+    found = await gateway.links.listing(limit)
     return {"links": [_one(request, link) for link in found]}
 
 
 @router.get("/links/{link_id}", dependencies=[require("read")])
 async def get_link(link_id: str, request: Request, gateway: GatewayDep) -> dict[str, Any]:
     """One link with its counts: requests made (``uses``), paid, piconero received."""
-    return _one(request, await gateway.links_required().get(link_id))
+    return _one(request, await gateway.links.get(link_id))
 
 
 @router.patch("/links/{link_id}", dependencies=[require("receive")])
@@ -150,13 +150,13 @@ async def update_link(
     changes: dict[str, Any] = {}
     for name in body.model_fields_set:
         changes[name] = _price(body.price) if name == "price" else getattr(body, name)
-    return _one(request, await gateway.links_required().update(link_id, changes))
+    return _one(request, await gateway.links.update(link_id, changes))
 
 
 @router.delete("/links/{link_id}", dependencies=[require("receive")])
 async def delete_link(link_id: str, gateway: GatewayDep) -> dict[str, Any]:
     """Delete a link that made no request; one that did is only turned off (its
     requests keep their ``link``): ``{"deleted": false, "active": false}``."""
-    if await gateway.links_required().delete(link_id):
+    if await gateway.links.delete(link_id):
         return {"deleted": True}
     return {"deleted": False, "active": False}

@@ -92,10 +92,9 @@ def sale_json(found: PaymentStatus) -> dict[str, Any]:
 
 
 def store_confirmations(request: Request, store_id: str) -> int:
-    """The store's ``pos_confirmations`` as the registry last read it (1 on an app
-    without stores, as the screens did before the store had a say)."""
-    stores = getattr(request.app.state, "stores", None)
-    store = stores.store(store_id) if stores is not None else None
+    """The store's ``pos_confirmations`` as the registry last read it (1 before the
+    first read, as the screens did before the store had a say)."""
+    store = request.app.state.stores.store(store_id)
     return DEFAULT_POS_CONFIRMATIONS if store is None else store.pos_confirmations
 
 

@@ -25,7 +25,7 @@ async def received_daily(
     browser sends ``-new Date().getTimezoneOffset()``); a transfer counts on the day
     of its block.
     """
-    sums = await gateway.received_required().last_days(days, utc_offset)
+    sums = await gateway.received.last_days(days, utc_offset)
     return {
         "days": [{"date": d.day.isoformat(), "amount": d.amount, "count": d.count} for d in sums],
         "utc_offset": utc_offset,

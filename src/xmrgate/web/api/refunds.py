@@ -100,13 +100,13 @@ async def create_refund(
     """Make a refund of this request (without ``amount``: all it received not yet
     refunded); the answer's ``claim_url`` is shown once (only its hash is stored)."""
     ask = refund_ask(body, gateway, address=address)
-    return made_json(await gateway.refunds_required().create(ask), request)
+    return made_json(await gateway.refunds.create(ask), request)
 
 
 @router.get("/receive/{address}/refunds", dependencies=[require("read")])
 async def refunds_of_request(address: str, gateway: GatewayDep) -> dict[str, Any]:
     """The refunds of one request, oldest first."""
-    found = await gateway.refunds_required().of_request(address)
+    found = await gateway.refunds.of_request(address)
     return {"refunds": [_one(r) for r in found]}
 
 
@@ -117,21 +117,21 @@ async def list_refunds(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> dict[str, Any]:
     """This store's refunds: those waiting for approval (claimed) first, then newest."""
-    found = await gateway.refunds_required().listing(status, limit)
+    found = await gateway.refunds.listing(status, limit)
     return {"refunds": [_one(r) for r in found]}
 
 
 @router.get("/refunds/{refund_id}", dependencies=[require("read")])
 async def get_refund(refund_id: str, gateway: GatewayDep) -> dict[str, Any]:
     """One refund: its state, amount, the address once claimed, tx hashes once sent."""
-    return _one(await gateway.refunds_required().get(refund_id))
+    return _one(await gateway.refunds.get(refund_id))
 
 
 @router.post("/refunds/{refund_id}/send", dependencies=[require("refund")])
 async def send_refund(refund_id: str, request: Request, gateway: GatewayDep) -> dict[str, Any]:
     """Send a claimed refund from the store's wallet, once: a second call is 409, an
     unknown outcome 504 (never sent again); a view-only wallet is 409."""
-    sent = await gateway.refunds_required().send(refund_id, requested_by=_requested_by(request))
+    sent = await gateway.refunds.send(refund_id, requested_by=_requested_by(request))
     return _one(sent)
 
 
@@ -141,11 +141,11 @@ async def record_paid_refund(
 ) -> dict[str, Any]:
     """Record a refund paid by hand; wallet-rpc's ``check_tx_key`` must show the
     transaction paying the claimed address at least the refund's amount (else 400)."""
-    paid = await gateway.refunds_required().record_paid(refund_id, body.tx_hash, body.tx_key)
+    paid = await gateway.refunds.record_paid(refund_id, body.tx_hash, body.tx_key)
     return _one(paid)
 
 
 @router.delete("/refunds/{refund_id}", dependencies=[require("refund")])
 async def cancel_refund(refund_id: str, gateway: GatewayDep) -> dict[str, Any]:
     """Withdraw an open or claimed refund (409 once it is being sent or sent)."""
-    return _one(await gateway.refunds_required().cancel(refund_id))
+    return _one(await gateway.refunds.cancel(refund_id))

@@ -2,7 +2,9 @@
 
 Authentication runs in ``ApiKeyGate``, an ASGI middleware, so that a request
 without a valid key is refused (401) before its body is read or parsed; the
-per-route ``require(scope)`` dependency then checks the key's scope (403).
+per-route ``require(scope)`` dependency then checks the key's scope (403). Greenfield's
+paths (``/api/v1``) take BTCPay's header (``token <key>`` or ``Bearer <key>``), always
+need a key, and are refused in Greenfield's shapes (``web/greenfield``).
 """
 
 from __future__ import annotations
@@ -11,19 +13,30 @@ from collections.abc import Callable
 from typing import Any
 
 from fastapi import Depends, Request
+from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from xmrgate.domain.api_keys import ApiKey, find_key
-from xmrgate.domain.errors import BodyTooLarge, Forbidden, HeadersTooLarge, Unauthorized
+from xmrgate.domain.errors import (
+    BodyTooLarge,
+    Forbidden,
+    HeadersTooLarge,
+    Unauthorized,
+    XmrgateError,
+)
 from xmrgate.web.admin import SHELL_PATHS
 from xmrgate.web.api.errors import exception_response
+from xmrgate.web.greenfield import errors as greenfield_errors
+from xmrgate.web.greenfield import is_greenfield
+from xmrgate.web.greenfield.auth import presented_token
 from xmrgate.web.pos import SHELL_PATHS as POS_SHELL_PATHS
 
 # Paths anyone may reach with keys configured: the health probe, the customer's pages
-# (checkout, refund claim, payment link), and the shells of the dashboard and of the
-# point-of-sale screen (exact paths: they hold no data, their JS calls the API with a key).
-PUBLIC_PREFIXES = ("/pay/", "/refund/", "/l/")
-PUBLIC_PATHS = frozenset({"/health", *SHELL_PATHS, *POS_SHELL_PATHS})
+# (checkout, refund claim, payment link, a Greenfield invoice's link), and the shells of
+# the dashboard and of the point-of-sale screen (exact paths: they hold no data, their JS
+# calls the API with a key).
+PUBLIC_PREFIXES = ("/pay/", "/refund/", "/l/", "/i/")
+PUBLIC_PATHS = frozenset({"/health", "/invoice", *SHELL_PATHS, *POS_SHELL_PATHS})
 # A request with more headers, or more header bytes, than this is refused (431).
 MAX_HEADERS = 100
 MAX_HEADER_BYTES = 16 * 1024
@@ -87,6 +100,9 @@ class ApiKeyGate:
         for name, value in scope.get("headers", []):
             if name == b"authorization":
                 authorization = value.decode("latin-1")
+        if is_greenfield(scope["path"]):
+            await self._greenfield(scope, receive, send, authorization)
+            return
         if _is_public(scope["path"]):
             # /health stays public; a valid store key presented to it asks for its
             # store's health (a store on its own wallet-rpc reports that wallet-rpc).
@@ -109,6 +125,28 @@ class ApiKeyGate:
             return
         _attach(scope, key)
         await self.app(scope, receive, send)
+
+    async def _greenfield(
+        self, scope: Scope, receive: Receive, send: Send, authorization: str
+    ) -> None:
+        """A Greenfield path: a known key always (BTCPay has no anonymous API, and a
+        plugin always sends one), on an open gateway too; 401 in Greenfield's body."""
+        token = presented_token(authorization)
+        key = None if token is None else find_key(self.live_keys(), token)
+        if key is None:
+            await greenfield_errors.unauthenticated_response(token is not None)(
+                scope, receive, send
+            )
+            return
+        _attach(scope, key)
+        await self.app(scope, receive, send)
+
+
+def refusal(scope: Scope, exc: XmrgateError) -> JSONResponse:
+    """A middleware's refusal (431, 413) in the shape of the path's API."""
+    if is_greenfield(scope.get("path", "")):
+        return greenfield_errors.response(exc, scope["path"])
+    return exception_response(exc)
 
 
 def _attach(scope: Scope, key: ApiKey) -> None:
@@ -144,7 +182,7 @@ class HeaderLimits:
             size = sum(len(n) + len(v) for n, v in headers)
             if len(headers) > MAX_HEADERS or size > MAX_HEADER_BYTES:
                 message = f"request headers exceed {MAX_HEADERS} fields or {MAX_HEADER_BYTES} bytes"
-                await exception_response(HeadersTooLarge(message))(scope, receive, send)
+                await refusal(scope, HeadersTooLarge(message))(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
@@ -184,8 +222,7 @@ class BodySizeLimit:
 
     async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
         too_large = BodyTooLarge(f"request body larger than {self.limit} bytes")
-        response = exception_response(too_large)
-        await response(scope, receive, send)
+        await refusal(scope, too_large)(scope, receive, send)
 
 
 class _TooLarge(Exception):

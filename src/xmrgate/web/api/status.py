@@ -66,11 +66,11 @@ async def get_status(gateway: GatewayDep) -> dict[str, Any]:
     Always 200 when authorised: what could not be read is null and named in
     ``problems`` (``/health`` is the probe whose status code means something).
     """
-    return overview_json(await gateway.overview_required().report())
+    return overview_json(await gateway.overview.report())
 
 
 @metrics_router.get("/metrics", dependencies=[require("read")], include_in_schema=False)
 async def get_metrics(gateway: GatewayDep) -> Response:
     """Prometheus text format: counters and histograms of this gateway, gauges of its database."""
-    body, content_type = await gateway.overview_required().exposition()
+    body, content_type = await gateway.overview.exposition()
     return Response(body, media_type=content_type)

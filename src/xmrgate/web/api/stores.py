@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr
 
 from xmrgate.domain.stores import DEFAULT_POS_CONFIRMATIONS
 from xmrgate.web.api.security import require
-from xmrgate.web.deps import GatewayDep
+from xmrgate.web.deps import GatewayDep, StoreAdminDep
 
 router = APIRouter()
 ADMIN = [require("admin")]
@@ -61,10 +61,10 @@ class KeyCreate(BaseModel):
 
 
 @router.post("/stores", dependencies=ADMIN)
-async def create_store(body: StoreCreate, gateway: GatewayDep) -> dict[str, Any]:
+async def create_store(body: StoreCreate, admin: StoreAdminDep) -> dict[str, Any]:
     """Create a store (a new account of the main wallet, or its own wallet-rpc); 409 when
     the id is taken or the wallet is already the main one or another store's."""
-    store = await gateway.stores_required().create(
+    store = await admin.create(
         body.id,
         body.name,
         body.wallet,
@@ -78,58 +78,56 @@ async def create_store(body: StoreCreate, gateway: GatewayDep) -> dict[str, Any]
 
 
 @router.get("/stores", dependencies=ADMIN)
-async def list_stores(gateway: GatewayDep) -> dict[str, Any]:
+async def list_stores(admin: StoreAdminDep) -> dict[str, Any]:
     """Every store, the default one first."""
-    return {"stores": [store.public() for store in await gateway.stores_required().list()]}
+    return {"stores": [store.public() for store in await admin.list()]}
 
 
 @router.get("/stores/{store_id}", dependencies=ADMIN)
-async def get_store(store_id: str, gateway: GatewayDep) -> dict[str, Any]:
+async def get_store(store_id: str, admin: StoreAdminDep) -> dict[str, Any]:
     """One store (never its callback secret: only whether one is set)."""
-    return (await gateway.stores_required().get(store_id)).public()
+    return (await admin.get(store_id)).public()
 
 
 @router.patch("/stores/{store_id}", dependencies=ADMIN)
-async def update_store(store_id: str, body: StorePatch, gateway: GatewayDep) -> dict[str, Any]:
+async def update_store(store_id: str, body: StorePatch, admin: StoreAdminDep) -> dict[str, Any]:
     """Change a store's name, state, callback secret, accent, invoice defaults or the
     confirmations its POS screens wait for."""
     changes = body.model_dump(exclude_unset=True)
-    return (await gateway.stores_required().update(store_id, **changes)).public()
+    return (await admin.update(store_id, **changes)).public()
 
 
 @router.post("/stores/{store_id}/keys", dependencies=ADMIN)
 async def create_key(
     store_id: str,
-    gateway: GatewayDep,
+    admin: StoreAdminDep,
     response: Response,
     body: Annotated[KeyCreate | None, Body()] = None,
 ) -> dict[str, Any]:
     """A new API key of the store: the key is in this answer only, keep it."""
-    key, token = await gateway.stores_required().create_key(
-        store_id, None if body is None else body.scopes
-    )
+    key, token = await admin.create_key(store_id, None if body is None else body.scopes)
     response.headers["Cache-Control"] = "no-store"
     return {"id": key.id, "store": key.store_id, "scopes": sorted(key.scopes), "key": token}
 
 
 @router.get("/stores/{store_id}/keys", dependencies=ADMIN)
-async def list_keys(store_id: str, gateway: GatewayDep) -> dict[str, Any]:
+async def list_keys(store_id: str, admin: StoreAdminDep) -> dict[str, Any]:
     """The store's keys (ids, scopes, revoked or not; never the keys themselves)."""
-    keys = await gateway.stores_required().list_keys(store_id)
+    keys = await admin.list_keys(store_id)
     return {"keys": [key.public() for key in keys]}
 
 
 @router.delete("/stores/{store_id}/keys/{key_id}", dependencies=ADMIN)
-async def revoke_key(store_id: str, key_id: str, gateway: GatewayDep) -> dict[str, Any]:
+async def revoke_key(store_id: str, key_id: str, admin: StoreAdminDep) -> dict[str, Any]:
     """Revoke a key of the store at once; 404 when the store has no such key."""
-    await gateway.stores_required().revoke_key(store_id, key_id)
+    await admin.revoke_key(store_id, key_id)
     return {"id": key_id, "revoked": True}
 
 
 @router.get("/store", dependencies=[require("read")])
-async def own_store(gateway: GatewayDep) -> dict[str, Any]:
+async def own_store(gateway: GatewayDep, admin: StoreAdminDep) -> dict[str, Any]:
     """The store the caller acts on (a store key's own, or the one its header names):
     what any key with ``read`` may know of it, never its wallet or secrets."""
-    store = await gateway.stores_required().get(gateway.store_id)
+    store = await admin.get(gateway.store_id)
     shown = store.public()
     return {name: shown[name] for name in ("id", "name", "enabled", "accent")}

@@ -45,7 +45,7 @@ async def list_unmatched(
     cursor: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
 ) -> dict[str, Any]:
     """The store's unmatched receipts, newest first; ``next_cursor`` continues the list."""
-    page = await gateway.unmatched_required().page(status, limit, cursor)
+    page = await gateway.unmatched.page(status, limit, cursor)
     return {
         "unmatched": [receipt_json(r, page.chain_height) for r in page.receipts],
         "next_cursor": page.next_cursor,
@@ -55,7 +55,7 @@ async def list_unmatched(
 @router.get("/unmatched/{receipt_id}", dependencies=[require("read")])
 async def get_unmatched(receipt_id: ReceiptId, gateway: GatewayDep) -> dict[str, Any]:
     """One unmatched receipt of the store."""
-    receipt, height = await gateway.unmatched_required().get(receipt_id)
+    receipt, height = await gateway.unmatched.get(receipt_id)
     return receipt_json(receipt, height)
 
 
@@ -64,7 +64,7 @@ async def dismiss_unmatched(
     receipt_id: ReceiptId, body: Dismissal, gateway: GatewayDep
 ) -> dict[str, Any]:
     """Dismiss an open receipt with a note; it is kept (409 when it is not open)."""
-    receipt, height = await gateway.unmatched_required().dismiss(receipt_id, body.note)
+    receipt, height = await gateway.unmatched.dismiss(receipt_id, body.note)
     return receipt_json(receipt, height)
 
 
@@ -74,13 +74,12 @@ async def refund_unmatched(
 ) -> dict[str, Any]:
     """Give a receipt's money back with a claim link, like any refund: never more than
     the receipt (mined, not gone) less what its refunds hold; ``claim_url`` shown once."""
-    gateway.unmatched_required()
     ask = refund_ask(body, gateway, receipt=receipt_id)
-    return made_json(await gateway.refunds_required().create(ask), request)
+    return made_json(await gateway.refunds.create(ask), request)
 
 
 @router.get("/unmatched/{receipt_id}/refunds", dependencies=[require("read")])
 async def refunds_of_unmatched(receipt_id: ReceiptId, gateway: GatewayDep) -> dict[str, Any]:
     """The refunds of one receipt, oldest first."""
-    found = await gateway.refunds_required().of_receipt(receipt_id)
+    found = await gateway.refunds.of_receipt(receipt_id)
     return {"refunds": [refund_json(r, datetime.now(UTC)) for r in found]}

@@ -30,10 +30,9 @@ def payment_state(found: PaymentStatus) -> CheckoutStatus:
 
 def store_brand(request: Request, store_id: str) -> Brand:
     """The name and accent of the store ``store_id`` as the app's registry last read it
-    (the default store: the generic page until the operator names it; an app without
-    stores: the generic page)."""
-    stores = getattr(request.app.state, "stores", None)
-    store = stores.store(store_id) if stores is not None else None
+    (the default store: the generic page until the operator names it, or before the
+    first read)."""
+    store = request.app.state.stores.store(store_id)
     if store is None:
         return Brand()
     unnamed = store.id == DEFAULT_STORE and store.name == DEFAULT_STORE_NAME

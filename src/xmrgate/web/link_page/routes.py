@@ -257,7 +257,7 @@ def build_router(
     async def find(gateway: Gateway, slug: str) -> Link:
         if not SLUG.fullmatch(slug):
             raise NotFound("no such link")
-        return await gateway.links_required().find(slug)
+        return await gateway.links.find(slug)
 
     async def resume_url(request: Request, link: Link) -> str | None:
         """The checkout of this browser's unpaid request of ``link``, if it has one."""
@@ -265,7 +265,7 @@ def build_router(
         if address is None:
             return None
         try:
-            links = store_gateway(request, link.store_id).links_required()
+            links = store_gateway(request, link.store_id).links
             is_open = await still_open(links, link, address, now())
         except XmrgateError:
             return None
@@ -307,7 +307,7 @@ def build_router(
         typed = amount_field(request, body) if kind_of(link) == "open" else None
         try:
             store = store_gateway(request, link.store_id)
-            links = store.links_required()
+            links = store.links
             reuse = remembered(request, link)
             going_back = reuse is not None and await still_open(links, link, reuse, now())
             retyped = going_back and reuse is not None and bool(typed and typed.strip())

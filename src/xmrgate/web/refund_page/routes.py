@@ -162,7 +162,7 @@ def address_field(request: Request, body: bytes) -> str | None:
 async def find_refund(gateway: Gateway, token: str) -> Refund:
     """The refund the link names; NotFound (one path for unknown and malformed tokens)."""
     wellformed = looks_like_token(token)
-    refund = await gateway.refunds_required().find_claim(token if wellformed else DECOY_TOKEN)
+    refund = await gateway.refunds.find_claim(token if wellformed else DECOY_TOKEN)
     if not wellformed:
         raise NotFound("this refund link is not valid")
     return refund
@@ -232,7 +232,7 @@ def build_router(
                 form=True,
             )
         try:
-            refunds = store_gateway(request, refund.store_id).refunds_required()
+            refunds = store_gateway(request, refund.store_id).refunds
             claimed = await refunds.claim(refund.id, address)
         except InvalidInput as exc:
             # Raised only after the refund was found open: the form again, with the reason.

@@ -1,0 +1,56 @@
+"""The tables of the Greenfield facade (issue 28), re-exported by ``tables.py``.
+
+A Greenfield invoice IS a payment request: ``greenfield_invoices`` holds only what
+Greenfield adds to it (its id, the shop's order id and metadata, the amount and currency
+as the shop sent them, the confirmations its speed policy asks, where to send the buyer
+back, the merchant's mark). The request, its transfers and its events are the ledger's.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Table,
+    Text,
+)
+
+from xmrgate.adapters.store.tables_base import metadata
+
+greenfield_invoices = Table(
+    "greenfield_invoices",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("store_id", String(32), nullable=False),
+    # The request is the invoice's ledger; deleting it (DELETE /receive) deletes this.
+    Column(
+        "request_id",
+        Integer,
+        ForeignKey("payment_requests.id", name="fk_greenfield_request", ondelete="CASCADE"),
+        nullable=False,
+        unique=True,
+    ),
+    Column("order_id", String(256), nullable=True),
+    # As the shop sent them: "12.50" EUR is answered "12.50" EUR.
+    Column("currency", String(8), nullable=False),
+    Column("amount", Text, nullable=False),
+    # The shop's JSON object, as text (at most 64 KiB).
+    Column("metadata", Text, nullable=False),
+    # The policy as given (NULL: the store's default) and what it asked for at creation.
+    Column("speed_policy", String(16), nullable=True),
+    Column("confirmations", Integer, nullable=False),
+    Column("monitoring_minutes", Integer, nullable=False),
+    Column("redirect_url", Text, nullable=True),
+    Column("redirect_automatically", Boolean, nullable=False),
+    # Settled or Invalid: the merchant's mark (POST .../status), NULL until then.
+    Column("marked", String(16), nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    # The plugins look an invoice up by their order id; the list is newest first.
+    Index("ix_greenfield_invoices_order", "store_id", "order_id"),
+    Index("ix_greenfield_invoices_created", "store_id", "created_at", "id"),
+)
