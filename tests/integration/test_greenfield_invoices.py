@@ -168,6 +168,43 @@ def test_a_plugins_life_from_key_to_settled_invoice(gateway: Gateway, devnet: De
     listed = _ok(gateway.get("/api/v1/stores/default/invoices?orderId=1001", headers=key))
     assert [i["id"] for i in listed] == [invoice_id]
 
+    # F: a refund. The plugin's key cannot (no pull-payment permission); BTC is refused;
+    # the operator's makes one of what the invoice received, claimed at its viewLink.
+    refund_url = f"{url}/refund"
+    denied = gateway.post(refund_url, json={"paymentMethod": "XMR-CHAIN"}, headers=key)
+    assert denied.status_code == 403
+    assert denied.json()["missingPermission"] == "btcpay.store.cancreatenonapprovedpullpayments"
+    operator = {**OPERATOR_AUTH, "Accept": "application/json"}
+    btc = gateway.post(refund_url, json={"paymentMethod": "BTC"}, headers=operator)
+    assert btc.status_code == 422 and btc.json()[0]["path"] == "paymentMethod"
+    pull = _ok(
+        gateway.post(
+            refund_url,
+            json={"paymentMethod": "XMR_CHAIN", "refundVariant": "RateThen", "name": "Order 1001"},
+            headers=operator,
+        )
+    )
+    assert (pull["currency"], pull["amount"]) == ("XMR", "0.133266666667")
+    assert isinstance(pull["id"], str) and isinstance(pull["expiresAt"], int)
+    claim = httpx.get(pull["viewLink"])
+    assert claim.status_code == 200 and "text/html" in claim.headers["content-type"]
+    # Everything it received is reserved: a second full refund has nothing left.
+    again = gateway.post(refund_url, json={"paymentMethod": "XMR"}, headers=operator)
+    assert again.status_code in (400, 422), again.text
+    # WooCommerce's own refund path: a pull payment without payout methods, 422 as BTCPay.
+    pulled = gateway.post(
+        "/api/v1/stores/default/pull-payments",
+        json={
+            "name": "Refund of order 1001",
+            "amount": "5.00",
+            "currency": "EUR",
+            "paymentMethods": [],
+            "payoutMethods": [],
+        },
+        headers=operator,
+    )
+    assert pulled.status_code == 422 and pulled.json()[0]["path"] == "payoutMethods"
+
 
 def test_a_key_of_another_store_and_bad_input(gateway: Gateway) -> None:
     """Another store's invoice is 404 to the operator on the wrong store and 403 to a

@@ -287,3 +287,28 @@ def test_decimals_are_plain_strings_everywhere(client: TestClient) -> None:
     assert made["amount"] == "0.000001"
     text = json.dumps(made)
     assert "e-" not in text.lower()
+
+
+def test_a_pull_payment_without_an_invoice_is_422(client: TestClient) -> None:
+    """WooCommerce strips XMR from the payout methods: 422 as BTCPay answers; asked for
+    XMR, the answer names the invoice refund route (a refund is always of a request)."""
+    url = "/api/v1/stores/shop-b/pull-payments"
+    for methods, words in (([], "At least one payout method"), (["XMR_CHAIN"], "/refund")):
+        body = {"name": "Refund", "amount": "1", "currency": "XMR", "payoutMethods": methods}
+        answer = client.post(url, json=body, headers=auth(SHOP_B))
+        assert answer.status_code == 422, answer.text
+        [error] = answer.json()
+        assert error["path"] == "payoutMethods" and words in error["message"]
+    refused = client.post(url, json={}, headers=auth(SHOP_A))
+    assert refused.status_code == 403  # another store's path
+
+
+def test_a_refund_in_another_coin_is_422(client: TestClient) -> None:
+    made = _invoice(client, "shop-b", SHOP_B, {"amount": "2", "currency": "XMR"})
+    url = f"/api/v1/stores/shop-b/invoices/{made['id']}/refund"
+    answer = client.post(url, json={"paymentMethod": "BTC"}, headers=auth(SHOP_B))
+    assert answer.status_code == 422 and answer.json()[0]["path"] == "paymentMethod"
+    variant = client.post(
+        url, json={"paymentMethod": "XMR", "refundVariant": "Everything"}, headers=auth(SHOP_B)
+    )
+    assert variant.status_code == 422 and variant.json()[0]["path"] == "refundVariant"

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from xmrgate.web.greenfield import PREFIX, invoices, server, stores
+from xmrgate.web.greenfield import PREFIX, invoices, refunds, server, stores
 
 router = APIRouter(prefix=PREFIX, include_in_schema=False)
 router.include_router(server.router)
 router.include_router(stores.router)
 router.include_router(invoices.router)
+router.include_router(refunds.router)
