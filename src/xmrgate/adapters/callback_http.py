@@ -31,6 +31,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 
 import httpcore
 
+from xmrgate.adapters.tls import httpcore_context
 from xmrgate.core.ports import DeliveryResult
 from xmrgate.domain.callback_urls import (
     AllowEntry,
@@ -229,7 +230,7 @@ class HttpCallbackSender:
     ) -> None:
         self._timeout = timeout
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=ssl_context or httpcore.default_ssl_context(),
+            ssl_context=ssl_context or httpcore_context(),  # made once: adapters/tls.py
             max_connections=max_connections,
             max_keepalive_connections=max_connections,
             keepalive_expiry=30.0,

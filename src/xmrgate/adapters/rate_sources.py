@@ -23,6 +23,7 @@ from typing import ClassVar
 import httpx
 
 from xmrgate.adapters.playground_rate import PlaygroundRateSource
+from xmrgate.adapters.tls import httpx_context
 from xmrgate.core.rates import RateSource, RateSourceMiss
 from xmrgate.domain.fiat import RATE_SOURCE_NAMES, source_base_url
 from xmrgate.domain.playground_rate import PLAYGROUND_RATE_SOURCE
@@ -54,6 +55,7 @@ def rate_client(proxy: str | None, timeout: float) -> httpx.AsyncClient:
         timeout=httpx.Timeout(timeout),
         trust_env=False,
         follow_redirects=False,
+        verify=httpx_context(trust_env=False),  # httpx's own, made once (adapters/tls.py)
         # identity: a compressed body could expand far beyond the size cap.
         headers={"Accept": "application/json", "Accept-Encoding": "identity"},
     )

@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 
+from xmrgate.adapters.tls import httpx_context
 from xmrgate.domain.errors import (
     WalletError,
     WalletRejected,
@@ -96,6 +97,7 @@ class WalletRpcConnection:
             auth=auth,
             timeout=timeout,
             limits=httpx.Limits(max_connections=4, max_keepalive_connections=4),
+            verify=httpx_context(trust_env=True),  # httpx's own, made once (adapters/tls.py)
         )
 
     async def aclose(self) -> None:
