@@ -55,7 +55,14 @@ class StoreDirectory:
         live = await self._repo.active_keys()
         self._stores = stores
         self._keys = self._operator_keys + [
-            ApiKey(digest=k.digest, label=key_label(k.id), scopes=k.scopes, store=k.store_id)
+            ApiKey(
+                digest=k.digest,
+                label=key_label(k.id),
+                scopes=k.scopes,
+                store=k.store_id,
+                # A shop plugin's key reports exactly these (api-keys/current).
+                permissions=k.permissions,
+            )
             for k in live
             if k.store_id in stores and stores[k.store_id].enabled
         ]

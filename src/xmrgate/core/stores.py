@@ -30,6 +30,7 @@ from xmrgate.core.store_wallets import (
     wallet_of_new_store,
 )
 from xmrgate.domain.errors import AlreadyExists, Conflict, InvalidInput, NotFound
+from xmrgate.domain.greenfield.key_permissions import check_key_permissions, key_scopes
 from xmrgate.domain.invoice import MAX_EXPIRES_IN
 from xmrgate.domain.money import MAX_AMOUNT
 from xmrgate.domain.stores import (
@@ -332,15 +333,30 @@ class StoreAdmin:
         return updated
 
     async def create_key(
-        self, store_id: str, scopes: builtins.list[str] | None
+        self,
+        store_id: str,
+        scopes: builtins.list[str] | None,
+        *,
+        permissions: builtins.list[str] | None = None,
     ) -> tuple[StoreKey, str]:
-        """A new key of an enabled store, and the key itself (shown this once only)."""
+        """A new key of an enabled store, and the key itself (shown this once only).
+
+        With ``permissions`` (Greenfield names, exclusive with ``scopes``) the key holds
+        exactly those, and the scopes they map to (``domain/greenfield/key_permissions``).
+        """
         if scopes is not None and (
             not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes)
         ):
             raise InvalidInput("scopes must be a list of strings")
+        if scopes is not None and permissions is not None:
+            raise InvalidInput("give scopes or permissions, not both")
+        granted: tuple[str, ...] | None = None
         try:
-            chosen = check_scopes(scopes)
+            if permissions is not None:
+                granted = check_key_permissions(permissions, store_id)
+                chosen = key_scopes(granted)
+            else:
+                chosen = check_scopes(scopes)
         except ValueError as exc:
             raise InvalidInput(str(exc)) from None
         store = await self.get(store_id)
@@ -355,6 +371,7 @@ class StoreAdmin:
             scopes=chosen,
             created_at=self._clock(),
             label=key_label(key_id),
+            permissions=granted,
         )
         await self._repo.add_key(key)
         await self._changed()

@@ -118,6 +118,9 @@ class StoreKey:
     created_at: datetime | None = None
     revoked: bool = False
     label: str = field(default="")
+    # The Greenfield permission names granted (a shop plugin's key, issue 28), exactly
+    # as granted; None for a key made with scopes.
+    permissions: tuple[str, ...] | None = None
 
     def public(self) -> dict[str, object]:
         """The key as the admin API lists it (no secret)."""
@@ -125,6 +128,7 @@ class StoreKey:
             "id": self.id,
             "store": self.store_id,
             "scopes": sorted(self.scopes),
+            "permissions": None if self.permissions is None else list(self.permissions),
             "created_at": None if self.created_at is None else self.created_at.isoformat(),
             "revoked": self.revoked,
         }

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
 
+from xmrgate.adapters.store.consent_tokens import SqlConsentTokens
 from xmrgate.adapters.store.flood_windows import SqlFloodWindows
 from xmrgate.config import Settings
 from xmrgate.runtime.container import Services
@@ -34,6 +35,9 @@ def build_app(settings: Settings, services: Services | None = None) -> FastAPI:
         lifespan,
         public_gateway=services.public_gateway,
     )
+    # The consent page's single-use tokens (web/consent_page): in the database, so a
+    # token is used once whichever process answers, and no restart forgets one.
+    app.state.consent_tokens = SqlConsentTokens(services.db)
     if not services.db.is_sqlite:
         # Several processes or hosts may share PostgreSQL: the public pages' limits are
         # counted there, for all of them (web/limits.py); SQLite counts in memory.

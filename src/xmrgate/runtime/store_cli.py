@@ -2,6 +2,7 @@
 
     xmrgate store add ID (--account | --wallet-rpc URL [--rpc-login USER:PASS]) [--name NAME]
     xmrgate store key ID [--scopes read+receive+transfer]   (prints the key alone on stdout)
+    xmrgate store key ID --permission NAME [--permission NAME ...]   (a shop plugin's key)
     xmrgate store list [--json]
 
 The database (``--sqlite``/``--postgresql``) and the wallet-rpc (``--rpc-address``...)
@@ -71,12 +72,22 @@ def _parser() -> argparse.ArgumentParser:
     add.add_argument("--name", help="display name on the checkout (default: the id)")
     key = sub.add_parser("key", help="create an API key of a store (printed alone on stdout)")
     key.add_argument("id", help="the store's id")
-    key.add_argument(
+    rights = key.add_mutually_exclusive_group()
+    rights.add_argument(
         "--scopes",
         metavar="SCOPES",
         help=(
             "what the key may do, joined with + (read, receive, transfer, refund, pos; "
             "default: read+receive+transfer)"
+        ),
+    )
+    rights.add_argument(
+        "--permission",
+        metavar="NAME",
+        action="append",
+        help=(
+            "a Greenfield permission for a shop plugin's key (repeat it), e.g. "
+            "btcpay.store.canviewinvoices: the key holds exactly these (docs/greenfield.md)"
         ),
     )
     listing = sub.add_parser("list", help="list the stores")
@@ -214,10 +225,10 @@ async def _run(
             )
         elif options.action == "key":
             scopes = None if options.scopes is None else options.scopes.split("+")
-            key, token = await admin.create_key(options.id, scopes)
+            key, token = await admin.create_key(options.id, scopes, permissions=options.permission)
+            rights = " ".join(key.permissions or ()) or "+".join(sorted(key.scopes))
             print(
-                f"key {key.id} of the store '{key.store_id}' ({'+'.join(sorted(key.scopes))}): "
-                "shown this once, keep it",
+                f"key {key.id} of the store '{key.store_id}' ({rights}): shown this once, keep it",
                 file=sys.stderr,
             )
             print(token)

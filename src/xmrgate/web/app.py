@@ -35,6 +35,7 @@ from xmrgate.web.api import status as status_routes
 from xmrgate.web.api.errors import install_error_handlers
 from xmrgate.web.api.security import ApiKeyGate, BodySizeLimit, HeaderLimits
 from xmrgate.web.checkout.routes import build_router
+from xmrgate.web.consent_page.routes import install as install_consent_page
 from xmrgate.web.greenfield import buyer_link as greenfield_buyer_link
 from xmrgate.web.greenfield.routes import router as greenfield_router
 from xmrgate.web.http_metrics import HttpMetrics
@@ -44,7 +45,7 @@ from xmrgate.web.refund_page.routes import build_router as build_refund_page_rou
 
 # The customers' pages (checkout, refund claim, payment link, a Greenfield invoice's
 # link): never the X-MoneroPay-Address header.
-CUSTOMER_PREFIXES = ("/pay/", "/refund/", "/l/", "/i/", "/invoice")
+CUSTOMER_PREFIXES = ("/pay/", "/refund/", "/l/", "/i/", "/invoice", "/api-keys/authorize")
 
 
 class MoneroPayHeaders:
@@ -183,6 +184,9 @@ def create_app(
     app.include_router(pos.router)
     app.include_router(unmatched.router)
     app.include_router(greenfield_router)  # BTCPay's Greenfield API v1 (issue 28)
+    # Its consent page for shop plugins (/api-keys/authorize): with the API, not the
+    # checkout (an operator's page, asked for by the plugin's "connect" button).
+    install_consent_page(app)
     if settings.metrics:
         app.include_router(status_routes.metrics_router)
     if settings.checkout:

@@ -1,8 +1,9 @@
 """Stores and their API keys (implements ``core.stores.StoreRepository``).
 
 A key is kept as the hex of its SHA-256 digest, its scopes joined with ``+``
-(``read+receive``); revoking sets ``revoked_at`` and never deletes the row, so the
-payout journal's ``store-key:<id>`` keeps naming a known key.
+(``read+receive``), a shop plugin's Greenfield permission names joined with spaces;
+revoking sets ``revoked_at`` and never deletes the row, so the payout journal's
+``store-key:<id>`` keeps naming a known key.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ def _key(row: RowMapping) -> StoreKey:
         created_at=as_utc(row["created_at"]),
         revoked=row["revoked_at"] is not None,
         label=key_label(row["id"]),
+        permissions=None if row["permissions"] is None else tuple(row["permissions"].split()),
     )
 
 
@@ -148,6 +150,7 @@ class SqlStores:
                     scopes="+".join(sorted(key.scopes)),
                     created_at=key.created_at or utcnow(),
                     revoked_at=utcnow() if key.revoked else None,
+                    permissions=None if key.permissions is None else " ".join(key.permissions),
                 )
             )
 

@@ -28,7 +28,7 @@ from sqlalchemy import (
 )
 
 from xmrgate.adapters.store.tables_base import QuoteText, metadata
-from xmrgate.adapters.store.tables_greenfield import greenfield_invoices
+from xmrgate.adapters.store.tables_greenfield import consent_tokens, greenfield_invoices
 from xmrgate.adapters.store.tables_payments import (
     links,
     payment_requests,
@@ -43,6 +43,7 @@ __all__ = [
     "QuoteText",
     "address_pool",
     "callback_tries",
+    "consent_tokens",
     "events",
     "flood_windows",
     "greenfield_invoices",

@@ -54,3 +54,16 @@ greenfield_invoices = Table(
     Index("ix_greenfield_invoices_order", "store_id", "order_id"),
     Index("ix_greenfield_invoices_created", "store_id", "created_at", "id"),
 )
+
+# The consent page's approvals (migration 0017, ``adapters/store/consent_tokens.py``):
+# a single-use token, kept as the SHA-256 of it, bound to what it approves (the digest
+# of the operator key, the redirect, the permissions), until it expires. Using it
+# deletes the row; a used or expired token is no row.
+consent_tokens = Table(
+    "consent_tokens",
+    metadata,
+    Column("digest", String(64), primary_key=True),
+    Column("binding", String(64), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Index("ix_consent_tokens_expires", "expires_at"),
+)

@@ -62,6 +62,9 @@ store_keys = Table(
     Column("scopes", String(64), nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("revoked_at", DateTime(timezone=True), nullable=True),
+    # A shop plugin's key (migration 0017): the Greenfield permission names granted,
+    # separated by spaces; NULL for a key made with scopes.
+    Column("permissions", Text, nullable=True),
 )
 
 # Payment links (migration 0011; ``domain/links.py``): a public page ``/l/<slug>`` that

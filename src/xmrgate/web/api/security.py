@@ -32,11 +32,15 @@ from xmrgate.web.greenfield.auth import presented_token
 from xmrgate.web.pos import SHELL_PATHS as POS_SHELL_PATHS
 
 # Paths anyone may reach with keys configured: the health probe, the customer's pages
-# (checkout, refund claim, payment link, a Greenfield invoice's link), and the shells of
+# (checkout, refund claim, payment link, a Greenfield invoice's link), the consent page
+# of shop plugins (it asks for the operator's key in its form), and the shells of
 # the dashboard and of the point-of-sale screen (exact paths: they hold no data, their JS
 # calls the API with a key).
 PUBLIC_PREFIXES = ("/pay/", "/refund/", "/l/", "/i/")
-PUBLIC_PATHS = frozenset({"/health", "/invoice", *SHELL_PATHS, *POS_SHELL_PATHS})
+PUBLIC_PATHS = frozenset(
+    # /api-keys/authorize: Greenfield's consent page asks for an operator key itself.
+    {"/health", "/invoice", "/api-keys/authorize", *SHELL_PATHS, *POS_SHELL_PATHS}
+)
 # A request with more headers, or more header bytes, than this is refused (431).
 MAX_HEADERS = 100
 MAX_HEADER_BYTES = 16 * 1024

@@ -53,11 +53,16 @@ class StorePatch(BaseModel):
 
 
 class KeyCreate(BaseModel):
-    """Body of ``POST /stores/{id}/keys`` (optional: no body means every store scope)."""
+    """Body of ``POST /stores/{id}/keys`` (optional: no body means the default scopes).
+
+    ``permissions``: Greenfield permission names instead of scopes (a shop plugin's
+    key, issue 28): the key reports exactly these, and gets the scopes they map to.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     scopes: list[StrictStr] | None = None
+    permissions: list[StrictStr] | None = None
 
 
 @router.post("/stores", dependencies=ADMIN)
@@ -105,9 +110,17 @@ async def create_key(
     body: Annotated[KeyCreate | None, Body()] = None,
 ) -> dict[str, Any]:
     """A new API key of the store: the key is in this answer only, keep it."""
-    key, token = await admin.create_key(store_id, None if body is None else body.scopes)
+    key, token = await admin.create_key(
+        store_id,
+        None if body is None else body.scopes,
+        permissions=None if body is None else body.permissions,
+    )
     response.headers["Cache-Control"] = "no-store"
-    return {"id": key.id, "store": key.store_id, "scopes": sorted(key.scopes), "key": token}
+    answer: dict[str, Any] = {"id": key.id, "store": key.store_id, "scopes": sorted(key.scopes)}
+    if key.permissions is not None:
+        answer["permissions"] = list(key.permissions)
+    answer["key"] = token
+    return answer
 
 
 @router.get("/stores/{store_id}/keys", dependencies=ADMIN)

@@ -32,7 +32,8 @@ def granted_permissions(key: ApiKey) -> tuple[Permission, ...]:
     page, ``POST /stores/{id}/keys``: issue 28 part 4) only has to be answered here:
     ``permissions`` on the key wins over what its scopes imply.
     """
-    explicit: tuple[Permission, ...] | None = getattr(key, "permissions", None)
-    if explicit is not None:
-        return explicit
+    if key.permissions is not None:
+        # Exactly the names granted, each limited to the key's store (never more: a
+        # plugin refuses a key with a permission it did not ask for, §3).
+        return tuple(Permission(name, key.store) for name in key.permissions)
     return permissions_for(key.scopes, key.store)

@@ -30,9 +30,9 @@ from xmrgate.domain.greenfield.amounts import (
 from xmrgate.domain.greenfield.errors import FieldError
 from xmrgate.domain.greenfield.payment_methods import parse_payment_method
 from xmrgate.domain.money import PICONERO_PER_XMR
-from xmrgate.web.api.refunds import claim_url
 from xmrgate.web.greenfield.access import StoreAccess, require_permission
 from xmrgate.web.greenfield.invoice_json import received
+from xmrgate.web.greenfield.invoices import base_url
 
 router = APIRouter()
 PULL = "btcpay.store.cancreatenonapprovedpullpayments"
@@ -150,7 +150,8 @@ async def refund_invoice(
         "BOLT11Expiration": None,
         "autoApproveClaims": False,
         "archived": False,
-        "viewLink": claim_url(request, made.token),
+        # The claim page, as POST /receive/{address}/refunds's claim_url.
+        "viewLink": f"{base_url(request).rstrip('/')}/refund/{made.token}",
         "startsAt": int(refund.created_at.timestamp()),
         "expiresAt": int(refund.expires_at.timestamp()),
         # What is reserved for the buyer, in XMR (a refund in fiat is converted once).
