@@ -55,6 +55,7 @@ HEAVIEST_FIRST = (
     "test_address_pool.py",
     "test_view_only.py",
     "test_api.py",
+    "test_greenfield_invoices.py",
     "test_fiat_prices.py",
     "test_link_workers.py",
     "test_rates_cluster.py",
@@ -79,6 +80,8 @@ UNIT_HEAVIEST_FIRST = (
     "unit/test_admin_fiat_forms.py",
     "unit/test_admin_price.py",
     "unit/test_admin_overview_browser.py",
+    "unit/test_consent_browser.py",
+    "unit/test_consent_page.py",
 )
 TESTS_DIR = Path(__file__).parent
 

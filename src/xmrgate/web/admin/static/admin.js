@@ -1,5 +1,5 @@
 /* xmrgate dashboard, part 5 of 5: the pages are hash routes (#/, #/requests,
- * #/request/<address>, #/refunds, #/links, #/unmatched, #/payouts, #/new), so the gateway
+ * #/request/<address>, #/refunds, #/links, #/unmatched, #/payouts, #/new, #/keys), so the gateway
  * serves one static shell; every figure comes from an API call made with the key the
  * operator typed in, on the store chosen in the header's switcher (operators only). */
 (function () {
@@ -41,6 +41,9 @@
     } else if (path === "/new") {
       page = "new";
       run = function () { return P.create(gen); };
+    } else if (path === "/keys") {
+      page = "keys";
+      run = function () { return P.keys(gen); };
     } else {
       run = function () { A.setView(A.notice("No such page.", "error")); return Promise.resolve(); };
     }
@@ -49,7 +52,8 @@
     });
     // The first page waits for the list of stores (once per key): it says which store
     // the calls name.
-    A.loadStores().then(function () {
+    A.loadStores().then(function (found) {
+      A.keys.nav(found.mode); // "Keys" is the operator's (the switcher's) only
       if (gen !== A.generation) { return undefined; }
       return run();
     }).catch(function (err) { A.failed(err, gen); });
