@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from bench import callbacks, create, read, runner, stores, tick
+from bench import callbacks, create, greenfield, read, runner, stores, tick
 
 BENCHMARKS: dict[str, runner.Benchmark] = {
     tick.NAME: tick.run,
@@ -18,9 +18,11 @@ BENCHMARKS: dict[str, runner.Benchmark] = {
     create.NAME: create.run,
     callbacks.NAME: callbacks.run,
     stores.NAME: stores.run,
+    greenfield.NAME: greenfield.run,
 }
-# Run only when named in --only (~10 min on its own; also ``python -m bench.stores``).
-OPT_IN = {stores.NAME}
+# Run only when named in --only (stores ~10 min on its own, also ``python -m bench.stores``;
+# greenfield also ``python -m bench.greenfield``).
+OPT_IN = {stores.NAME, greenfield.NAME}
 
 
 def main(argv: Sequence[str]) -> int:
