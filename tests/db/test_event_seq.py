@@ -160,7 +160,16 @@ def _definitions(ddl: str) -> set[str]:
     """The columns and constraints of a CREATE TABLE (in any order), the primary key of
     seq written as a column constraint either way, AUTOINCREMENT left out."""
     body = ddl[ddl.index("(") + 1 : ddl.rindex(")")]
-    parts = {part.strip().rstrip(",").strip() for part in body.split("\n")} - {""}
+    # Split at the commas outside parentheses (a column SQLite's ADD COLUMN appended sits
+    # on the line of the one before it).
+    parts: set[str] = set()
+    depth, start = 0, 0
+    for i, char in enumerate(body + ","):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.add(" ".join(body[start:i].split()))
+            start = i + 1
+    parts -= {""}
     if "PRIMARY KEY (seq)" in parts:
         parts = (parts - {"PRIMARY KEY (seq)", "seq INTEGER NOT NULL"}) | {"seq PRIMARY KEY"}
     if "seq INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT" in parts:
@@ -187,9 +196,11 @@ def test_upgrade_from_0006_keeps_events_seqs_and_callback_tries(database_url: st
             assert after["revision"] == ScriptDirectory(str(MIGRATIONS_DIR)).get_current_head()
             assert "AUTOINCREMENT" in after["events_ddl"]
             # Revision 0008 appends the store (the default one) to every event, 0012 the
-            # receipt (none: every old event is a request's).
-            assert [row[:-2] for row in after["events"]] == before["events"]
-            assert {row[-2] for row in after["events"]} == {"default"}
+            # receipt (none: every old event is a request's), 0018 the Greenfield webhook
+            # (none: every old event is a callback).
+            assert [row[:-3] for row in after["events"]] == before["events"]
+            assert {row[-3] for row in after["events"]} == {"default"}
+            assert {row[-2] for row in after["events"]} == {None}
             assert {row[-1] for row in after["events"]} == {None}
             assert [row[0] for row in after["events"]] == [seq for seq, _ in _EVENTS]
             assert after["tries"] == before["tries"] and len(after["tries"]) == len(_TRIES)
@@ -198,7 +209,7 @@ def test_upgrade_from_0006_keeps_events_seqs_and_callback_tries(database_url: st
             # (0008 rebuilds other tables, whose automatic index names change).
             def rebuilt_indexes(found: list[Any]) -> list[Any]:
                 tables = ("events", "callback_tries")
-                added = ("ix_events_store_seq", "ix_events_receipt_id")
+                added = ("ix_events_store_seq", "ix_events_receipt_id", "ix_events_webhook_id")
                 return [i for i in found if i[1] in tables and i[0] not in added]
 
             assert rebuilt_indexes(after["indexes"]) == rebuilt_indexes(before["indexes"])
@@ -212,6 +223,7 @@ def test_upgrade_from_0006_keeps_events_seqs_and_callback_tries(database_url: st
                 " unmatched_receipts (id) ON DELETE CASCADE"
             ) in rebuilt
             rebuilt -= {
+                "webhook_id VARCHAR(32)",
                 "store_id VARCHAR(32) DEFAULT 'default' NOT NULL",
                 "request_id INTEGER",
                 "receipt_id INTEGER",

@@ -29,6 +29,7 @@ from tests.unit.fakes import (
 from xmrgate.config import Settings
 from xmrgate.core.gateway import Gateway
 from xmrgate.core.greenfield_invoices import GreenfieldInvoices
+from xmrgate.core.greenfield_webhooks import GreenfieldWebhooks
 from xmrgate.core.idempotency import Idempotency
 from xmrgate.core.invoices import Invoices
 from xmrgate.core.links import Links
@@ -127,6 +128,7 @@ def fake_gateway(
     links: Links | None = None,
     unmatched: UnmatchedReceipts | None = None,
     greenfield: GreenfieldInvoices | None = None,
+    webhooks: GreenfieldWebhooks | None = None,
     rates: RateBook | None = None,
     api_keys: Sequence[ApiKey] = (),
 ) -> Gateway:
@@ -150,6 +152,7 @@ def fake_gateway(
         links=links or cast(Links, Unused("payment links")),
         unmatched=unmatched or UnmatchedReceipts(NoReceipts()),  # type: ignore[arg-type]
         greenfield=greenfield or cast(GreenfieldInvoices, Unused("Greenfield invoices")),
+        webhooks=webhooks or cast(GreenfieldWebhooks, Unused("Greenfield webhooks")),
         rates=rates,
         api_keys=list(api_keys),
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
+from datetime import UTC, datetime
 from decimal import Decimal
 
 from fastapi import FastAPI
@@ -20,12 +21,14 @@ from tests.unit.gateway_builder import NoFacts, StoreRows, fake_app, fake_gatewa
 from xmrgate.config import Settings
 from xmrgate.core.gateway import Gateway
 from xmrgate.core.greenfield_invoices import GreenfieldInvoice, GreenfieldInvoices
+from xmrgate.core.greenfield_webhooks import Delivery, GreenfieldWebhooks, Webhook
 from xmrgate.core.overview import Overview, StoreFacts
 from xmrgate.core.payment_requests import PaymentRequests
 from xmrgate.core.rates import RateBook
 from xmrgate.core.store_gateways import StoreGateways
 from xmrgate.core.wallet_status import WalletIdentity, WalletStatus
 from xmrgate.domain.api_keys import parse_api_keys
+from xmrgate.domain.errors import InvalidInput
 from xmrgate.domain.greenfield.states import Status
 from xmrgate.domain.stores import DEFAULT_STORE, Store, StoreKey, key_digest
 
@@ -89,6 +92,7 @@ class GreenfieldSite:
         self.rate_lock = rate_lock
         self.payments: dict[str, FakePaymentStore] = {}
         self.invoice_rows: dict[str, GreenfieldInvoice] = {}
+        self.webhook_rows = WebhookRows()
         self.identity = WalletIdentity(primary_address=PRIMARY)
         self.wallet = FakeWallet()
         self.heights = Heights()
@@ -101,6 +105,9 @@ class GreenfieldSite:
             overview=Overview(self.heights, status, self.heights),
             rates=self.book,
             api_keys=keys,
+            webhooks=GreenfieldWebhooks(
+                self.webhook_rows.of(DEFAULT_STORE), InternalRefused(), store_id=DEFAULT_STORE
+            ),
         )
         rows = StoreRows(
             stores=[
@@ -138,6 +145,9 @@ class GreenfieldSite:
             currencies=() if rates is None else rates.currencies,
             rate_lock=self.rate_lock,
         )
+        webhooks = GreenfieldWebhooks(
+            self.webhook_rows.of(store.id), InternalRefused(), store_id=store.id
+        )
         return fake_gateway(
             store.id,
             wallet=wallet,
@@ -145,6 +155,7 @@ class GreenfieldSite:
             identity=self.identity,
             rates=rates,
             greenfield=invoices,
+            webhooks=webhooks,
         )
 
     def synced(self) -> None:
@@ -195,6 +206,97 @@ class InvoiceRows:
         if found is None or found.store_id != self.store_id:
             return False
         self.rows[invoice_id] = replace(found, marked=marked)
+        return True
+
+
+class InternalRefused:
+    """The SSRF guard as it answers for a loopback or private host (no DNS here)."""
+
+    refused = ("127.", "10.", "192.168.", "localhost", "[::1]")
+
+    async def check(self, url: str, field: str) -> None:
+        host = url.split("//", 1)[-1].split("/", 1)[0].rsplit("@", 1)[-1]
+        if host.startswith(self.refused):
+            raise InvalidInput(f"{field} points at an internal address")
+
+
+class WebhookRows:
+    """Every store's webhooks and deliveries in memory; ``of(store)`` is one store's
+    ``WebhookRepository``. A test adds deliveries as the announcer would (``deliver``)."""
+
+    def __init__(self) -> None:
+        self.webhooks: dict[str, Webhook] = {}
+        # Oldest first, as the outbox's seq orders them; with each one's store.
+        self.deliveries: list[tuple[str, Delivery]] = []
+
+    def of(self, store_id: str) -> StoreWebhookRows:
+        return StoreWebhookRows(self, store_id)
+
+    def deliver(self, store_id: str, delivery: Delivery) -> None:
+        self.deliveries.append((store_id, delivery))
+
+
+class StoreWebhookRows:
+    """One store's view of ``WebhookRows`` (``core.greenfield_webhooks.WebhookRepository``)."""
+
+    def __init__(self, rows: WebhookRows, store_id: str) -> None:
+        self.rows = rows
+        self.store_id = store_id
+
+    async def insert(self, webhook: Webhook) -> None:
+        self.rows.webhooks[webhook.id] = webhook
+
+    async def all(self) -> list[Webhook]:
+        return [w for w in self.rows.webhooks.values() if w.store_id == self.store_id]
+
+    async def get(self, webhook_id: str) -> Webhook | None:
+        found = self.rows.webhooks.get(webhook_id)
+        return found if found is not None and found.store_id == self.store_id else None
+
+    async def update(self, webhook: Webhook) -> bool:
+        if await self.get(webhook.id) is None:
+            return False
+        self.rows.webhooks[webhook.id] = webhook
+        return True
+
+    async def delete(self, webhook_id: str) -> bool:
+        if await self.get(webhook_id) is None:
+            return False
+        del self.rows.webhooks[webhook_id]
+        self.rows.deliveries = [
+            (s, d)
+            for s, d in self.rows.deliveries
+            if not (d.webhook_id == webhook_id and d.status == "pending")
+        ]
+        return True
+
+    def _mine(self, webhook_id: str) -> list[Delivery]:
+        return [
+            d
+            for s, d in reversed(self.rows.deliveries)
+            if s == self.store_id and d.webhook_id == webhook_id
+        ]
+
+    async def deliveries(self, webhook_id: str, count: int) -> list[Delivery]:
+        return self._mine(webhook_id)[:count]
+
+    async def delivery(self, webhook_id: str, delivery_id: str) -> Delivery | None:
+        return next((d for d in self._mine(webhook_id) if d.id == delivery_id), None)
+
+    async def add_redelivery(
+        self, original: Delivery, delivery_id: str, payload: str, url: str
+    ) -> bool:
+        fresh = replace(
+            original,
+            id=delivery_id,
+            created_at=datetime.now(UTC),
+            status="pending",
+            attempts=0,
+            last_status=None,
+            last_error=None,
+            payload=payload,
+        )
+        self.rows.deliver(self.store_id, fresh)
         return True
 
 

@@ -24,13 +24,16 @@ import random
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from typing import Protocol
 
 from xmrgate import __version__
 from xmrgate.core.observer import DELIVERED, FAILED, NO_OBSERVER, RETRYING, Observer
 from xmrgate.core.ports import CallbackQueue, CallbackSender, Clock, DeliveryResult
 from xmrgate.domain.callback_urls import InvalidUrl, parse_url
+from xmrgate.domain.greenfield.deliveries import SIGNATURE_HEADER as WEBHOOK_SIGNATURE_HEADER
+from xmrgate.domain.greenfield.deliveries import sign as webhook_signature
 from xmrgate.domain.records import OutboxEvent
 from xmrgate.domain.signatures import sign, verify
 
@@ -102,7 +105,10 @@ class CallbackWorker:
         clock: Clock = _utcnow,
         observer: Observer = NO_OBSERVER,
         secret_of: Callable[[str], bytes | None] | None = None,
+        webhooks: WebhookSecrets | None = None,
     ) -> None:
+        """``webhooks``: the secret and retry rule of a Greenfield webhook, for the
+        deliveries of webhooks (events with a ``webhook_id``)."""
         if not timeout > 0:
             raise ValueError("the callback timeout must be positive")
         self._outbox = outbox
@@ -111,6 +117,7 @@ class CallbackWorker:
         self._secret = secret
         # Stores: each store's callbacks are signed with its own secret (by store id).
         self._secret_of = secret_of
+        self._webhooks = webhooks
         self._timeout = timeout
         self._slots = concurrency
         self._now = clock
@@ -218,6 +225,8 @@ class CallbackWorker:
 
     async def attempt(self, event: OutboxEvent) -> DeliveryResult:
         """One try of one event within the deadline; every failure is a result, not a raise."""
+        if event.webhook_id is not None:
+            return await self._attempt_webhook(event, event.webhook_id)
         body = event.payload.encode()
         headers = {
             "Content-Type": "application/json",
@@ -237,6 +246,41 @@ class CallbackWorker:
         except Exception:
             log.exception("callback %s: delivery failed unexpectedly", event.id)
             return DeliveryResult(False, error="internal error")
+
+    async def _attempt_webhook(self, event: OutboxEvent, webhook_id: str) -> DeliveryResult:
+        """A Greenfield delivery: the body as stored, signed ``BTCPay-Sig`` with its
+        webhook's secret over these exact bytes. A webhook deleted since is never called
+        (permanent); one without automatic redelivery is tried once."""
+        body = event.payload.encode()
+        retry = True
+        try:
+            found = None if self._webhooks is None else await self._webhooks.signing(webhook_id)
+            if found is None:
+                return DeliveryResult(False, error="the webhook was deleted", permanent=True)
+            secret, retry = found
+            headers = {
+                "Content-Type": "application/json",
+                "User-Agent": f"xmrgate/{__version__}",
+                WEBHOOK_SIGNATURE_HEADER: webhook_signature(secret, body),
+            }
+            async with asyncio.timeout(self._timeout):
+                result = await self._sender.send(event.callback_url, body, headers)
+        except TimeoutError:
+            result = DeliveryResult(False, error="timeout")
+        except Exception:
+            log.exception("webhook delivery %s failed unexpectedly", event.id)
+            result = DeliveryResult(False, error="internal error")
+        if not result.delivered and not retry:
+            return replace(result, permanent=True)
+        return result
+
+
+class WebhookSecrets(Protocol):
+    """The signing secret of a Greenfield webhook and whether it retries by itself."""
+
+    async def signing(self, webhook_id: str) -> tuple[str, bool] | None:
+        """(secret, automatic redelivery), or None when the webhook is gone."""
+        ...
 
 
 def _for_log(url: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xmrgate.core.greenfield_invoices import GreenfieldInvoices
+from xmrgate.core.greenfield_webhooks import GreenfieldWebhooks
 from xmrgate.core.idempotency import Idempotency
 from xmrgate.core.invoices import Invoices
 from xmrgate.core.links import Links
@@ -50,6 +51,8 @@ class Gateway:
     unmatched: UnmatchedReceipts
     # BTCPay's invoices on this store's requests (issue 28, ``/api/v1``).
     greenfield: GreenfieldInvoices
+    # The store's Greenfield webhooks and their deliveries (issue 28 part 3).
+    webhooks: GreenfieldWebhooks
     # The exchange rates of fiat prices (GET /rates). None is a setting, not a missing
     # part: fiat prices are turned off (--rate-currencies is empty).
     rates: RateBook | None

@@ -208,7 +208,9 @@ class GreenfieldInvoices:
         except XmrgateError:
             await self._requests.delete(request.address)
             raise
-        return await self._view(invoice, request.address)
+        # Nothing was received yet: the answer is built from what was just written, not
+        # read back (a round trip less; the chain height matters for payments only).
+        return self._viewed(invoice, PaymentStatus(request, [], 0))
 
     async def get(self, invoice_id: str) -> InvoiceView:
         """One invoice of this store; NotFound otherwise."""
@@ -281,7 +283,10 @@ class GreenfieldInvoices:
 
     async def _view(self, invoice: GreenfieldInvoice, address: str) -> InvoiceView:
         """The invoice's request and transfers now, and the state they make."""
-        payment = await self._requests.status(address)
+        return self._viewed(invoice, await self._requests.status(address))
+
+    def _viewed(self, invoice: GreenfieldInvoice, payment: PaymentStatus) -> InvoiceView:
+        """The state ``payment`` (the request with its transfers) makes now."""
         request = payment.request
         now = self._clock()
         ours = status_of(invoice_of(request), payment.transfers, now.timestamp())

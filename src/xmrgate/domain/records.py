@@ -82,6 +82,9 @@ class OutboxEvent:
     tries: tuple[CallbackTry, ...] = ()
     # The store of its request: its callback is signed with that store's secret.
     store_id: str = "default"
+    # A delivery of a Greenfield webhook (signed with that webhook's secret); None: a
+    # callback of the MoneroPay API.
+    webhook_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ the loops; ``runtime/app.py`` builds what the CLI serves.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from dataclasses import dataclass
 
@@ -19,6 +20,7 @@ from xmrgate.adapters.callback_http import CallbackUrlGuard, Destinations, HttpC
 from xmrgate.adapters.metrics import PrometheusMetrics
 from xmrgate.adapters.rate_metrics import RateCollector
 from xmrgate.adapters.store.db import Database
+from xmrgate.adapters.store.greenfield_announcements import SqlAnnouncements, SqlWebhookSecrets
 from xmrgate.adapters.store.greenfield_invoices import SqlGreenfieldInvoices
 from xmrgate.adapters.store.idempotency import IdempotencyStore
 from xmrgate.adapters.store.links import SqlLinkStore
@@ -31,6 +33,7 @@ from xmrgate.adapters.store_wallet_probe import WalletRpcProbe
 from xmrgate.config import Settings
 from xmrgate.core.callbacks import CallbackWorker, RetryPolicy
 from xmrgate.core.gateway import Gateway
+from xmrgate.core.greenfield_announcer import GreenfieldAnnouncer, StoresInvoiceReader
 from xmrgate.core.greenfield_invoices import GreenfieldInvoices
 from xmrgate.core.idempotency import Idempotency
 from xmrgate.core.observer import NO_OBSERVER, Observer
@@ -70,6 +73,8 @@ class Services:
     link_requests: SqlLinkStore
     # Fiat prices' exchange rates (None: --rate-currencies is empty).
     rates: Rates | None = None
+    # Tells the stores' Greenfield webhooks of their invoices' changes.
+    announcer: GreenfieldAnnouncer | None = None
 
     @property
     def gateway(self) -> Gateway:
@@ -115,11 +120,20 @@ class Services:
             concurrency=settings.callback_concurrency,
             observer=observer,
             secret_of=directory.secret_of,
+            # A Greenfield webhook's delivery: signed with that webhook's secret.
+            webhooks=SqlWebhookSecrets(db),
         )
+        # Set by a sync tick that wrote events: the Greenfield invoices are read again.
+        invoices_moved = asyncio.Event()
+
+        def events_written() -> None:
+            worker.wake()
+            invoices_moved.set()
+
         rates = build_rates(settings, db)
         if rates is not None and metrics is not None:
             metrics.add_collector(RateCollector(rates.book))
-        main = build_main_wallet(settings, db, observer, worker.wake)
+        main = build_main_wallet(settings, db, observer, events_written)
         payments = PaymentStore(db)
         # PostgreSQL: GET /receive from memory until a trigger's NOTIFY says it changed.
         reads = ReadCache.build(settings, payments)
@@ -162,6 +176,12 @@ class Services:
                 SqlGreenfieldInvoices(db, None), any_store, url_guard, store_id=DEFAULT_STORE
             ),
         )
+        announcer = GreenfieldAnnouncer(
+            SqlAnnouncements(db),
+            StoresInvoiceReader(stores),
+            delivered=worker.wake,
+            wake=invoices_moved,
+        )
         return cls(
             settings=settings,
             db=db,
@@ -176,4 +196,5 @@ class Services:
             retention=RetentionStore(db, settings.retention),
             link_requests=SqlLinkStore(db, DEFAULT_STORE),
             rates=rates,
+            announcer=announcer,
         )

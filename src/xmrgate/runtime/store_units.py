@@ -23,6 +23,7 @@ from xmrgate.adapters.account_wallet import AccountWallet
 from xmrgate.adapters.store.address_pool import SqlAddressPool
 from xmrgate.adapters.store.db import Database
 from xmrgate.adapters.store.greenfield_invoices import SqlGreenfieldInvoices
+from xmrgate.adapters.store.greenfield_webhooks import SqlGreenfieldWebhooks
 from xmrgate.adapters.store.links import SqlLinkStore
 from xmrgate.adapters.store.listing import SqlListing
 from xmrgate.adapters.store.payments import SYNC_STATE_ID, PaymentStore
@@ -37,6 +38,7 @@ from xmrgate.core.address_pool import AddressPool, Labeler
 from xmrgate.core.callbacks import CallbackWorker
 from xmrgate.core.gateway import Gateway
 from xmrgate.core.greenfield_invoices import GreenfieldInvoices
+from xmrgate.core.greenfield_webhooks import GreenfieldWebhooks
 from xmrgate.core.idempotency import Idempotency
 from xmrgate.core.invoices import Invoices
 from xmrgate.core.links import Links
@@ -221,6 +223,9 @@ class StoreUnitFactory:
                 store_id=store_id,
                 currencies=() if self.rates is None else self.rates.currencies,
                 rate_lock=int(s.rate_lock),
+            ),
+            webhooks=GreenfieldWebhooks(
+                SqlGreenfieldWebhooks(self.db, store_id), self.url_guard, store_id=store_id
             ),
             links=Links(
                 SqlLinkStore(self.db, store_id),

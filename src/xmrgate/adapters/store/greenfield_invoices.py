@@ -98,6 +98,7 @@ class SqlGreenfieldInvoices:
             changed = await conn.execute(
                 update(greenfield_invoices)
                 .where(_G.id == invoice_id, self._mine)
-                .values(marked=marked.value)
+                # Watched again: the mark is a change the store's webhooks are told of.
+                .values(marked=marked.value, watching=True)
             )
         return bool(changed.rowcount == 1)

@@ -30,6 +30,8 @@ FAILED = "failed"
 NO_CALLBACK = "no_callback"
 # The kinds of refund events (``domain.refunds.RefundEventKind``), as a LIKE pattern.
 REFUND_EVENTS = "refund.%"
+# Deliveries of Greenfield webhooks ("gf." and BTCPay's event type), as a LIKE pattern.
+WEBHOOK_EVENTS = "gf.%"
 
 
 def _opt(value: datetime | None) -> datetime | None:
@@ -54,6 +56,7 @@ def _event(row: RowMapping) -> OutboxEvent:
         last_status=row["last_status"],
         last_error=row["last_error"],
         store_id=row.get("store_id") or "default",
+        webhook_id=row.get("webhook_id"),
     )
 
 
@@ -80,9 +83,10 @@ async def last_event_kinds(
     """The kind of the newest transfer event of each (request id, tx hash), in the caller's
     transaction.
 
-    Refund events (``refund.*``) are left out: the sync decides a request's next event
-    from this, and a refund's ``refund.sent`` (keyed by the refund's own tx hash) or
-    ``refund.claimed`` (tx hash "") is no step of an incoming transfer.
+    Refund events (``refund.*``) and webhook deliveries (``gf.*``) are left out: the
+    sync decides a request's next event from this, and a refund's ``refund.sent`` (keyed
+    by the refund's own tx hash), ``refund.claimed`` (tx hash "") or a Greenfield
+    announcement is no step of an incoming transfer.
     """
     ids = sorted(request_ids)
     found: dict[tuple[int, str], str] = {}
@@ -92,6 +96,7 @@ async def last_event_kinds(
             .where(
                 events.c.request_id.in_(ids[i : i + 500]),
                 events.c.kind.not_like(REFUND_EVENTS),
+                events.c.kind.not_like(WEBHOOK_EVENTS),
             )
             .order_by(events.c.seq)
         )

@@ -28,7 +28,11 @@ from sqlalchemy import (
 )
 
 from xmrgate.adapters.store.tables_base import QuoteText, metadata
-from xmrgate.adapters.store.tables_greenfield import consent_tokens, greenfield_invoices
+from xmrgate.adapters.store.tables_greenfield import (
+    consent_tokens,
+    greenfield_invoices,
+    greenfield_webhooks,
+)
 from xmrgate.adapters.store.tables_payments import (
     links,
     payment_requests,
@@ -47,6 +51,7 @@ __all__ = [
     "events",
     "flood_windows",
     "greenfield_invoices",
+    "greenfield_webhooks",
     "idempotency_keys",
     "links",
     "metadata",
@@ -111,6 +116,9 @@ events = Table(
         nullable=True,
         index=True,
     ),
+    # A delivery of a Greenfield webhook (migration 0018): its webhook; NULL for a
+    # callback or an event of the feed only.
+    Column("webhook_id", String(32), nullable=True, index=True),
     Index("ix_events_status_next", "status", "next_attempt_at"),
     Index("ix_events_store_seq", "store_id", "seq"),
     # GET /events?after=<seq> needs a seq that is never handed out twice. Without

@@ -18,6 +18,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    true,
 )
 
 from xmrgate.adapters.store.tables_base import metadata
@@ -50,6 +51,10 @@ greenfield_invoices = Table(
     # Settled or Invalid: the merchant's mark (POST .../status), NULL until then.
     Column("marked", String(16), nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
+    # The state last announced to the store's webhooks (JSON: status, additional status,
+    # each payment's status; NULL before the first), and whether it may still change.
+    Column("announced", Text, nullable=True),
+    Column("watching", Boolean, nullable=False, server_default=true(), index=True),
     # The plugins look an invoice up by their order id; the list is newest first.
     Index("ix_greenfield_invoices_order", "store_id", "order_id"),
     Index("ix_greenfield_invoices_created", "store_id", "created_at", "id"),
@@ -66,4 +71,21 @@ consent_tokens = Table(
     Column("binding", String(64), nullable=False),
     Column("expires_at", DateTime(timezone=True), nullable=False),
     Index("ix_consent_tokens_expires", "expires_at"),
+)
+
+# A store's webhooks (migration 0018): where its invoices' events are delivered, signed
+# with the webhook's secret (BTCPay-Sig), by the outbox (events.webhook_id).
+greenfield_webhooks = Table(
+    "greenfield_webhooks",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("store_id", String(32), nullable=False, index=True),
+    Column("url", Text, nullable=False),
+    Column("secret", Text, nullable=False),
+    Column("enabled", Boolean, nullable=False),
+    Column("automatic_redelivery", Boolean, nullable=False),
+    # authorizedEvents: everything, or the types listed (space-separated).
+    Column("everything", Boolean, nullable=False),
+    Column("specific_events", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
 )

@@ -24,6 +24,8 @@ NOT_FOUND_CODES = {
     "user": "user-not-found",
     "store": "store-not-found",
     "delivery": "delivery-not-found",
+    # A delivery of a webhook, as BTCPay's webhook routes name it.
+    "webhookdelivery": "webhookdelivery-not-found",
 }
 
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from xmrgate.web.greenfield import PREFIX, invoices, refunds, server, stores
+from xmrgate.web.greenfield import PREFIX, invoices, refunds, server, stores, webhooks
 
 router = APIRouter(prefix=PREFIX, include_in_schema=False)
 router.include_router(server.router)
 router.include_router(stores.router)
 router.include_router(invoices.router)
 router.include_router(refunds.router)
+router.include_router(webhooks.router)

@@ -1,0 +1,89 @@
+"""What was announced of each Greenfield invoice, and its deliveries, in SQL.
+
+Implements ``core.greenfield_announcer.AnnouncementRepository`` (the announced state and
+the deliveries written in one transaction, conditional on the state read) and the
+callback worker's ``WebhookSecrets`` (a delivery is signed with its webhook's secret).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import select, update
+
+from xmrgate.adapters.store.db import Database
+from xmrgate.adapters.store.outbox import insert_events
+from xmrgate.adapters.store.tables import greenfield_invoices, greenfield_webhooks
+from xmrgate.core.greenfield_announcer import Watched, WebhookTarget
+from xmrgate.domain.greenfield.events import EventFilter, EventType
+
+_G = greenfield_invoices.c
+_W = greenfield_webhooks.c
+
+
+def event_filter(everything: bool, specific: str) -> EventFilter:
+    """A stored ``authorizedEvents`` (unknown names, of an older version, are dropped)."""
+    known = {t.value: t for t in EventType}
+    return EventFilter(everything, tuple(known[n] for n in specific.split() if n in known))
+
+
+class SqlAnnouncements:
+    """Every store's watched invoices and enabled webhooks (one process announces for
+    all; the conditional write makes a second process harmless)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def watched(self) -> list[Watched]:
+        """Invoices whose state may still change (``ix_greenfield_invoices_watching``)."""
+        statement = select(_G.id, _G.store_id, _G.announced).where(_G.watching.is_(True))
+        async with self._db.read(autocommit=True) as conn:
+            rows = (await conn.execute(statement.order_by(_G.created_at, _G.id))).all()
+        return [Watched(row[0], row[1], row[2]) for row in rows]
+
+    async def webhooks(self, store_id: str) -> list[WebhookTarget]:
+        """The store's enabled webhooks, oldest first."""
+        statement = (
+            select(_W.id, _W.url, _W.everything, _W.specific_events)
+            .where(_W.store_id == store_id, _W.enabled.is_(True))
+            .order_by(_W.created_at, _W.id)
+        )
+        async with self._db.read(autocommit=True) as conn:
+            rows = (await conn.execute(statement)).all()
+        return [WebhookTarget(r[0], r[1], event_filter(bool(r[2]), r[3])) for r in rows]
+
+    async def announce(
+        self,
+        invoice_id: str,
+        before: str | None,
+        after: str,
+        watching: bool,
+        deliveries: Sequence[dict[str, Any]],
+    ) -> bool:
+        """The state moved on only if it is still ``before``, and the deliveries with it."""
+        still = _G.announced.is_(None) if before is None else _G.announced == before
+        async with self._db.write() as conn:
+            changed = await conn.execute(
+                update(greenfield_invoices)
+                .where(_G.id == invoice_id, still)
+                .values(announced=after, watching=watching)
+            )
+            if changed.rowcount != 1:
+                return False
+            await insert_events(conn, deliveries)
+        return True
+
+
+class SqlWebhookSecrets:
+    """The secret of a webhook and whether it retries (``core.callbacks.WebhookSecrets``)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def signing(self, webhook_id: str) -> tuple[str, bool] | None:
+        """(secret, automatic redelivery), or None when the webhook was deleted."""
+        statement = select(_W.secret, _W.automatic_redelivery).where(_W.id == webhook_id)
+        async with self._db.read(autocommit=True) as conn:
+            row = (await conn.execute(statement)).first()
+        return None if row is None else (row[0], bool(row[1]))
