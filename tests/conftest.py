@@ -55,6 +55,7 @@ HEAVIEST_FIRST = (
     "test_address_pool.py",
     "test_view_only.py",
     "test_api.py",
+    "test_greenfield_webhooks.py",
     "test_greenfield_invoices.py",
     "test_fiat_prices.py",
     "test_link_workers.py",
