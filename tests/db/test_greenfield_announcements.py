@@ -119,3 +119,21 @@ def test_enabled_webhooks_and_their_secrets(on_database: Any) -> None:
         assert await secrets.signing("gone") is None
 
     on_database(scenario)
+
+
+def test_a_webhook_that_is_down_holds_back_only_its_own_deliveries(on_database: Any) -> None:
+    """In order per request AND destination: of one request's pending deliveries, the
+    head of each webhook's is claimed; a second of the same webhook waits its turn."""
+
+    async def scenario(db: Database) -> None:
+        invoice_id, request_id = await _invoice(db)
+        rows = [
+            _row("a-1", request_id, "down"),
+            _row("a-2", request_id, "down"),
+            _row("b-1", request_id, "up"),
+        ]
+        await SqlAnnouncements(db).announce(invoice_id, None, "{}", True, rows)
+        claimed = await OutboxStore(db).claim_due("worker", 10, 30.0)
+        assert sorted(e.id for e in claimed) == ["a-1", "b-1"]
+
+    on_database(scenario)

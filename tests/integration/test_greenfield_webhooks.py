@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Iterator
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -91,8 +92,48 @@ def _of(receiver: Receiver, invoice_id: str) -> list[Received]:
     return [r for r in receiver.delivered() if r.json.get("invoiceId") == invoice_id]
 
 
+@dataclass
+class Clock:
+    """Invoices made when the module starts, checked by its last test: a minute to pay
+    passes while the other tests run (``expirationMinutes`` is at least 1)."""
+
+    receiver: Receiver
+    secret: str
+    partial: str  # half paid at once, then expired: Expired, PaidPartial
+    late: str  # paid after its expiry: Expired, PaidLate
+    over: str  # paid more than asked: Settled, PaidOver
+    late_address: str
+    late_due: int
+
+
+@pytest.fixture(scope="module")
+def clock(gateway: Gateway, devnet: Devnet) -> Iterator[Clock]:
+    key = _plugin_key(gateway)
+    shop = start_receiver()
+    try:
+        hook = _webhook(gateway, key, shop.url, None)
+
+        def invoice(amount: str, minutes: int | None) -> tuple[str, str, int]:
+            body = {"amount": amount, "currency": "XMR", "checkout": {"expirationMinutes": minutes}}
+            made = _ok(gateway.post("/api/v1/stores/default/invoices", json=body, headers=key))
+            [method] = _ok(
+                gateway.get(
+                    f"/api/v1/stores/default/invoices/{made['id']}/payment-methods", headers=key
+                )
+            )
+            return made["id"], method["destination"], int(Decimal(method["due"]) * 10**12)
+
+        partial, partial_address, partial_due = invoice("0.2", 1)
+        late, late_address, late_due = invoice("0.2", 1)
+        over, over_address, over_due = invoice("0.2", None)
+        devnet.pay_many([(partial_address, partial_due // 2), (over_address, 2 * over_due)], 1)
+        yield Clock(shop, hook["secret"], partial, late, over, late_address, late_due)
+    finally:
+        shop.close()
+
+
 def test_a_paid_invoices_events_reach_the_shop_signed_and_in_order(
-    gateway: Gateway, devnet: Devnet, receiver: Receiver
+    gateway: Gateway, devnet: Devnet, receiver: Receiver, clock: Clock
 ) -> None:
     key = _plugin_key(gateway)
     hook = _webhook(gateway, key, receiver.url, WOO_EVENTS)
@@ -140,8 +181,8 @@ def test_a_paid_invoices_events_reach_the_shop_signed_and_in_order(
 def test_a_receiver_that_is_down_gets_the_event_later_once(gateway: Gateway) -> None:
     key = _plugin_key(gateway)
     down = start_receiver(listening=False)
+    hook = _webhook(gateway, key, down.url, None)  # everything: InvoiceCreated too
     try:
-        hook = _webhook(gateway, key, down.url, None)  # everything: InvoiceCreated too
         invoice = _ok(
             gateway.post(
                 "/api/v1/stores/default/invoices",
@@ -176,3 +217,61 @@ def test_a_receiver_that_is_down_gets_the_event_later_once(gateway: Gateway) -> 
         assert redelivered["isRedelivery"] is True and redelivered["type"] == "InvoiceCreated"
     finally:
         down.close()
+        gateway.delete(f"/api/v1/stores/default/webhooks/{hook['id']}", headers=key)
+
+
+def _state(gw: Gateway, invoice_id: str) -> tuple[str, str]:
+    found = _ok(gw.get(f"/api/v1/stores/default/invoices/{invoice_id}", headers=OPERATOR_AUTH))
+    return found["status"], found["additionalStatus"]
+
+
+def _types_of(clock: Clock, invoice_id: str) -> list[str]:
+    return [r.json["type"] for r in _of(clock.receiver, invoice_id)]
+
+
+def test_expired_partly_paid_paid_late_and_overpaid(
+    gateway: Gateway, devnet: Devnet, clock: Clock
+) -> None:
+    """Runs last: the minute of the two short invoices has passed (or passes now)."""
+    gateway.wait_for(
+        "the half-paid invoice to expire",
+        lambda: _state(gateway, clock.partial),
+        lambda state: state[0] == "Expired",
+        timeout=90,
+    )
+    assert _state(gateway, clock.partial) == ("Expired", "PaidPartial")
+    assert _state(gateway, clock.over) == ("Settled", "PaidOver")
+    # Paid in full after its expiry: stays Expired, PaidLate (BTCPay's rule).
+    gateway.wait_for(
+        "the unpaid invoice to expire",
+        lambda: _state(gateway, clock.late),
+        lambda state: state[0] == "Expired",
+        timeout=60,
+    )
+    devnet.pay(clock.late_address, clock.late_due, mine_blocks=1)
+    gateway.wait_for(
+        "the late payment",
+        lambda: _state(gateway, clock.late),
+        lambda state: state == ("Expired", "PaidLate"),
+        timeout=60,
+    )
+    clock.receiver.wait_for(
+        lambda _d: "InvoicePaidAfterExpiration" in _types_of(clock, clock.late),
+        timeout=30,
+        what="InvoicePaidAfterExpiration",
+    )
+    partial = _of(clock.receiver, clock.partial)
+    expired = next(r.json for r in partial if r.json["type"] == "InvoiceExpired")
+    assert expired["partiallyPaid"] is True
+    assert "InvoiceExpiredPaidPartial" in _types_of(clock, clock.partial)
+    settled = next(
+        r.json for r in _of(clock.receiver, clock.over) if r.json["type"] == "InvoiceSettled"
+    )
+    assert settled["overPaid"] is True
+    late = _types_of(clock, clock.late)
+    assert late[0] == "InvoiceCreated" and late.count("InvoicePaidAfterExpiration") == 1
+    assert late.index("InvoiceExpired") < late.index("InvoicePaidAfterExpiration")
+    everything = [
+        r for i in (clock.partial, clock.late, clock.over) for r in _of(clock.receiver, i)
+    ]
+    assert all(_signed(clock.secret, r) for r in everything)

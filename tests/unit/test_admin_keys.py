@@ -68,9 +68,12 @@ class Site(ServedApp):
 
 
 @pytest.fixture
-def site() -> Iterator[Site]:
+def site(browser: WebDriver) -> Iterator[Site]:
     with Site() as served:
         yield served
+        # Leave its page before its server stops: a refresh due meanwhile would log a
+        # refused connection that the next test's page_errors would read as its own.
+        browser.get("about:blank")
 
 
 @pytest.fixture(scope="module")

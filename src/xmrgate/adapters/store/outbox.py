@@ -112,7 +112,8 @@ class OutboxStore:
         self._db = db
 
     async def claim_due(self, worker: str, limit: int, lease: float) -> list[OutboxEvent]:
-        """Claim up to ``limit`` due events, at most one per payment request."""
+        """Claim up to ``limit`` due events, at most one per payment request and
+        destination (its callbacks, or one Greenfield webhook)."""
         now = utcnow()
         earlier = events.alias("earlier")
         unclaimed = or_(events.c.claimed_until.is_(None), events.c.claimed_until < now)
@@ -122,9 +123,12 @@ class OutboxStore:
                 events.c.status == PENDING,
                 events.c.next_attempt_at <= now,
                 unclaimed,
+                # In order per request and destination: a webhook that is down holds back
+                # its own deliveries only, never another webhook's nor the callbacks.
                 ~exists().where(
                     and_(
                         earlier.c.request_id == events.c.request_id,
+                        earlier.c.webhook_id.is_not_distinct_from(events.c.webhook_id),
                         earlier.c.status == PENDING,
                         earlier.c.seq < events.c.seq,
                     )

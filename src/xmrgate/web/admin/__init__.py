@@ -16,7 +16,7 @@ STATIC_FILES = {
     "admin.css": "text/css; charset=utf-8",
     # Loaded in this order (deferred): exact amounts; helpers, API and sign-in; the
     # overview, list and payouts; one request and the form; refunds; payment links;
-    # unmatched receipts; store keys; the routes.
+    # unmatched receipts; store keys; store webhooks; the routes.
     "format.js": "text/javascript; charset=utf-8",
     "ui.js": "text/javascript; charset=utf-8",
     "pages.js": "text/javascript; charset=utf-8",
@@ -25,6 +25,7 @@ STATIC_FILES = {
     "links.js": "text/javascript; charset=utf-8",
     "unmatched.js": "text/javascript; charset=utf-8",
     "keys.js": "text/javascript; charset=utf-8",
+    "webhooks.js": "text/javascript; charset=utf-8",
     "admin.js": "text/javascript; charset=utf-8",
 }
 SHELL_PATHS = frozenset({SHELL_PATH, *(STATIC_PREFIX + name for name in STATIC_FILES)})

@@ -66,7 +66,8 @@ async def get_status(gateway: GatewayDep) -> dict[str, Any]:
     Always 200 when authorised: what could not be read is null and named in
     ``problems`` (``/health`` is the probe whose status code means something).
     """
-    return overview_json(await gateway.overview.report())
+    # Whose figures: the default store's are the gateway's, another store's its own.
+    return {**overview_json(await gateway.overview.report()), "store": gateway.store_id}
 
 
 @metrics_router.get("/metrics", dependencies=[require("read")], include_in_schema=False)

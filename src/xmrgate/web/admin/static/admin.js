@@ -1,7 +1,8 @@
 /* xmrgate dashboard, part 5 of 5: the pages are hash routes (#/, #/requests,
- * #/request/<address>, #/refunds, #/links, #/unmatched, #/payouts, #/new, #/keys), so the gateway
- * serves one static shell; every figure comes from an API call made with the key the
- * operator typed in, on the store chosen in the header's switcher (operators only). */
+ * #/request/<address>, #/refunds, #/links, #/unmatched, #/payouts, #/new, #/keys,
+ * #/webhooks), so the gateway serves one static shell; every figure comes from an API call
+ * made with the key the operator typed in, on the store chosen in the header's switcher
+ * (operators only). */
 (function () {
   "use strict";
   var A = window.XmrAdmin;
@@ -44,6 +45,9 @@
     } else if (path === "/keys") {
       page = "keys";
       run = function () { return P.keys(gen); };
+    } else if (path === "/webhooks") {
+      page = "webhooks";
+      run = function () { return P.webhooks(gen); };
     } else {
       run = function () { A.setView(A.notice("No such page.", "error")); return Promise.resolve(); };
     }
@@ -54,6 +58,7 @@
     // the calls name.
     A.loadStores().then(function (found) {
       A.keys.nav(found.mode); // "Keys" is the operator's (the switcher's) only
+      A.webhooks.nav(found.mode); // as "Webhooks"
       if (gen !== A.generation) { return undefined; }
       return run();
     }).catch(function (err) { A.failed(err, gen); });

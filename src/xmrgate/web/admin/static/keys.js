@@ -222,7 +222,7 @@
     if (a) { a.hidden = mode !== "switch"; }
   }
 
-  A.keys = { SCOPES: SCOPES, PERMISSIONS: PERMISSIONS, nav: navShow };
+  A.keys = { SCOPES: SCOPES, PERMISSIONS: PERMISSIONS, nav: navShow, copyRow: copyRow }; // copyRow: webhooks.js
   A.pages = A.pages || {};
   Object.assign(A.pages, { keys: keysPage });
 })();

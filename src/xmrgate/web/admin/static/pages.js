@@ -28,7 +28,10 @@
       var offset = -new Date().getTimezoneOffset();
       var daily = api("GET", "received/daily?days=30&utc_offset=" + offset).catch(soft);
       daily.catch(function () { /* handled by whoever waits for it */ });
-      var status = storeOnly ? Promise.resolve(null) : api("GET", "status").catch(function (err) {
+      var status = storeOnly ? Promise.resolve(null) : api("GET", "status").then(function (st) {
+        if (st.store && st.store !== "default") { storeOnly = true; return null; }
+        return st;
+      }, function (err) {
         if (err.status !== 404) { throw err; }
         storeOnly = true;
         return null;
