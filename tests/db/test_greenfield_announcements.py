@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -19,7 +19,7 @@ from xmrgate.adapters.store.greenfield_announcements import SqlAnnouncements, Sq
 from xmrgate.adapters.store.greenfield_invoices import SqlGreenfieldInvoices
 from xmrgate.adapters.store.outbox import OutboxStore, last_event_kinds
 from xmrgate.adapters.store.payments import PaymentStore
-from xmrgate.adapters.store.tables import events, greenfield_webhooks
+from xmrgate.adapters.store.tables import events, greenfield_webhooks, transfers
 from xmrgate.core.greenfield_invoices import GreenfieldInvoices, NewInvoice
 from xmrgate.core.payment_requests import PaymentRequests
 from xmrgate.domain.greenfield.events import EventType
@@ -135,5 +135,44 @@ def test_a_webhook_that_is_down_holds_back_only_its_own_deliveries(on_database: 
         await SqlAnnouncements(db).announce(invoice_id, None, "{}", True, rows)
         claimed = await OutboxStore(db).claim_due("worker", 10, 30.0)
         assert sorted(e.id for e in claimed) == ["a-1", "b-1"]
+
+    on_database(scenario)
+
+
+def test_the_facts_that_tell_whether_a_watched_invoice_may_have_changed(
+    on_database: Any,
+) -> None:
+    """One statement gives each watched invoice's mark, whether its request has a
+    transfer, its expiry and monitoring minutes (``core.may_have_changed``)."""
+
+    async def scenario(db: Database) -> None:
+        before = datetime.now(UTC)
+        invoice_id, request_id = await _invoice(db)
+        repo = SqlAnnouncements(db)
+        [quiet] = await repo.watched()
+        assert (quiet.marked, quiet.has_payments, quiet.monitoring_minutes) == (False, False, 60)
+        assert quiet.expires_at is not None and quiet.expires_at.tzinfo is not None
+        assert before + timedelta(minutes=14) < quiet.expires_at < before + timedelta(minutes=16)
+        async with db.write() as conn:
+            await conn.execute(
+                insert(transfers).values(
+                    tx_hash="ab" * 32,
+                    request_id=request_id,
+                    subaddr_index=1,
+                    amount=10**12,
+                    fee=10**8,
+                    height=0,
+                    timestamp=0,
+                    unlock_time=0,
+                    double_spend_seen=False,
+                    state="pool",
+                    updated_at=datetime.now(UTC),
+                )
+            )
+        [paid] = await repo.watched()
+        assert paid.has_payments and not paid.marked
+        await SqlGreenfieldInvoices(db, DEFAULT_STORE).set_mark(invoice_id, Status.SETTLED)
+        [marked] = await repo.watched()
+        assert marked.marked
 
     on_database(scenario)

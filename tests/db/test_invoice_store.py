@@ -292,3 +292,32 @@ def test_migration_records_status_of_existing_requests(database_url: str) -> Non
             await db.dispose()
 
     asyncio.run(main())
+
+
+def test_a_tick_that_only_changed_transfers_still_wakes_the_listeners(on_database: Any) -> None:
+    """Without zero-conf a payment seen in the pool writes no event row, yet the tick
+    changed a transfer: ``on_events`` wakes the Greenfield announcer, which announces
+    InvoiceReceivedPayment then (it waited for its next round, and a block within it
+    made BTCPay's order wrong: the payment announced Settled first)."""
+
+    async def scenario(db: Database) -> None:
+        await make(db, 1)
+        wallet = FakeWallet()
+        woken: list[int] = []
+        sync = SyncEngine(
+            SqlSyncStore(db),
+            wallet,
+            zero_conf=False,
+            reorg_margin=10,
+            on_events=lambda: woken.append(1),
+        )
+        await sync.tick()
+        assert woken == []  # nothing changed: nobody woken
+        wallet.entries = [pool_entry(1, 100, "a")]
+        seen = await sync.tick()
+        assert (seen.events, seen.changed) == (0, 1)
+        assert woken == [1]
+        await sync.tick()
+        assert woken == [1]  # the same pool transfer again: no change, no wake-up
+
+    on_database(scenario)

@@ -12,6 +12,7 @@ import asyncio
 import json
 import time
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -20,10 +21,13 @@ from fastapi.testclient import TestClient
 from tests.unit.greenfield_site import SHOP_B, GreenfieldSite, auth
 from xmrgate.core.greenfield_announcer import (
     GreenfieldAnnouncer,
+    InvoiceReader,
     StoresInvoiceReader,
     Watched,
     WebhookTarget,
+    may_have_changed,
 )
+from xmrgate.core.greenfield_invoices import InvoiceView
 from xmrgate.domain.greenfield.events import EventFilter, EventType
 from xmrgate.domain.ledger import Transfer, TransferState
 
@@ -31,9 +35,11 @@ XMR = 10**12
 
 
 class MemoryAnnouncements:
-    """The announced states and the written deliveries, in memory."""
+    """The announced states and the written deliveries, in memory; each watched
+    invoice's facts read from the site as the SQL reads them from its tables."""
 
-    def __init__(self, webhooks: list[WebhookTarget]) -> None:
+    def __init__(self, site: GreenfieldSite, webhooks: list[WebhookTarget]) -> None:
+        self.site = site
         self.announced: dict[str, tuple[str, str | None, bool]] = {}
         self.rows: list[dict[str, Any]] = []
         self.hooks = webhooks
@@ -42,8 +48,22 @@ class MemoryAnnouncements:
     def watch(self, invoice_id: str, store_id: str) -> None:
         self.announced[invoice_id] = (store_id, None, True)
 
+    def _watched(self, invoice_id: str, store_id: str, announced: str | None) -> Watched:
+        invoice = self.site.invoice_rows[invoice_id]
+        payments = self.site.payments[store_id]
+        request = next(r for r in payments.requests.values() if r.id == invoice.request_id)
+        return Watched(
+            invoice_id,
+            store_id,
+            announced,
+            marked=invoice.marked is not None,
+            has_payments=bool(payments.transfers.get(request.address)),
+            expires_at=request.expires_at,
+            monitoring_minutes=invoice.monitoring_minutes,
+        )
+
     async def watched(self) -> list[Watched]:
-        return [Watched(i, s, a) for i, (s, a, w) in self.announced.items() if w]
+        return [self._watched(i, s, a) for i, (s, a, w) in self.announced.items() if w]
 
     async def webhooks(self, store_id: str) -> list[WebhookTarget]:
         return list(self.hooks)
@@ -78,7 +98,7 @@ def _setup(site: GreenfieldSite, hooks: list[WebhookTarget]) -> tuple[Any, Any, 
         json={"amount": "1", "currency": "XMR", "metadata": {"orderId": "7"}},
         headers=auth(SHOP_B),
     ).json()
-    repo = MemoryAnnouncements(hooks)
+    repo = MemoryAnnouncements(site, hooks)
     repo.watch(made["id"], "shop-b")
     woken: list[int] = []
     announcer = GreenfieldAnnouncer(
@@ -185,3 +205,64 @@ def test_a_mark_is_announced_as_manually_marked(site: GreenfieldSite) -> None:
     asyncio.run(announcer.announce_all())
     last = json.loads(repo.rows[-1]["payload"])
     assert last["type"] == "InvoiceInvalid" and last["manuallyMarked"] is True
+
+
+class CountingReader:
+    """An ``InvoiceReader`` that counts the invoices read whole."""
+
+    def __init__(self, inner: InvoiceReader) -> None:
+        self.inner = inner
+        self.reads: list[str] = []
+
+    async def view(self, store_id: str, invoice_id: str) -> tuple[InvoiceView, int] | None:
+        self.reads.append(invoice_id)
+        return await self.inner.view(store_id, invoice_id)
+
+
+def test_an_open_invoice_nobody_paid_is_not_read_again_until_money_arrives(
+    site: GreenfieldSite,
+) -> None:
+    repo, _, invoice_id = _setup(site, [EVERYTHING])
+    reader = CountingReader(StoresInvoiceReader(site.stores))
+    announcer = GreenfieldAnnouncer(repo, reader)
+    asyncio.run(announcer.announce_all())  # InvoiceCreated
+    for _ in range(3):
+        asyncio.run(announcer.announce_all())
+    assert reader.reads == [invoice_id]  # read once, to announce it; then left alone
+    _pay(site, XMR, 0, TransferState.POOL)
+    asyncio.run(announcer.announce_all())
+    assert reader.reads == [invoice_id, invoice_id]
+    assert _types(repo.rows)[1:] == ["InvoiceReceivedPayment", "InvoiceProcessing"]
+
+
+NOW = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
+NEW = json.dumps({"additional": "None", "payments": {}, "status": "New"}, sort_keys=True)
+EXPIRED = json.dumps({"additional": "None", "payments": {}, "status": "Expired"}, sort_keys=True)
+
+
+def _watched(announced: str | None = NEW, **facts: Any) -> Watched:
+    given: dict[str, Any] = {
+        "marked": False,
+        "has_payments": False,
+        "expires_at": NOW + timedelta(minutes=15),
+        "monitoring_minutes": 60,
+    }
+    return Watched("inv", "shop-b", announced, **(given | facts))
+
+
+@pytest.mark.parametrize(
+    ("watched", "now", "expected"),
+    [
+        (_watched(None), NOW, True),  # never announced: InvoiceCreated is due
+        (_watched(), NOW, False),  # open, unpaid, before its expiry: nothing can change
+        (_watched(marked=True), NOW, True),
+        (_watched(has_payments=True), NOW, True),  # confirmations move with the chain
+        (_watched(), NOW + timedelta(minutes=15), True),  # expired now: InvoiceExpired
+        (_watched(expires_at=None), NOW + timedelta(days=9), False),  # no expiry, no money
+        (_watched(EXPIRED), NOW + timedelta(minutes=74), False),  # monitored, quiet
+        (_watched(EXPIRED), NOW + timedelta(minutes=75), True),  # monitoring over: unwatch
+        (_watched(EXPIRED, has_payments=True), NOW + timedelta(minutes=20), True),  # late
+    ],
+)
+def test_what_may_have_changed(watched: Watched, now: datetime, expected: bool) -> None:
+    assert may_have_changed(watched, now) is expected

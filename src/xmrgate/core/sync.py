@@ -232,7 +232,9 @@ class SyncEngine:
         rows = [row for d in decisions for row in d.event_rows]
         for decision in decisions:
             self._log_events(decision.outcome.events)
-        if rows:
+        # Woken also when only transfers changed: a request without a callback_url has no
+        # event rows, yet a Greenfield invoice on it moved (its webhooks' announcer).
+        if rows or any(d.outcome.changed or d.receipts.changed for d in decisions):
             self._on_events()
         return TickResult(
             ran=True,

@@ -123,7 +123,9 @@ class Services:
             # A Greenfield webhook's delivery: signed with that webhook's secret.
             webhooks=SqlWebhookSecrets(db),
         )
-        # Set by a sync tick that wrote events: the Greenfield invoices are read again.
+        # Set by a sync tick that wrote events or changed transfers (a payment seen in the
+        # pool writes no event without a callback_url): the Greenfield invoices are
+        # read again at once, so each step of a payment is announced in its order.
         invoices_moved = asyncio.Event()
 
         def events_written() -> None:
@@ -152,6 +154,8 @@ class Services:
                 OverviewStore(db, with_pool=settings.address_pool_size > 0), metrics
             ),
             defaults=directory.defaults,
+            confirmations=directory.confirmations,
+            on_events=events_written,
             rates=None if rates is None else rates.book,
         )
         # The probe's client: short timeouts, never sync's connections.

@@ -123,6 +123,12 @@ class StoreUnitFactory:
     main: MainWallet
     overview: OverviewParts
     defaults: Callable[[str], StoreDefaults]
+    # The confirmations of a store's default speed policy, as the stores were last read
+    # (a PATCH takes effect without a restart, as ``defaults`` does).
+    confirmations: Callable[[str], int]
+    # A sync tick of a store on its own wallet changed transfers or wrote events: the
+    # callbacks and the Greenfield announcer are woken (as the main wallet's ticks do).
+    on_events: Callable[[], None]
     # One rate book for every store (a rate does not depend on the shop).
     rates: RateBook | None = None
     units: dict[str, StoreUnit] = field(default_factory=dict)
@@ -223,6 +229,7 @@ class StoreUnitFactory:
                 store_id=store_id,
                 currencies=() if self.rates is None else self.rates.currencies,
                 rate_lock=int(s.rate_lock),
+                confirmations=lambda: self.confirmations(store_id),
             ),
             webhooks=GreenfieldWebhooks(
                 SqlGreenfieldWebhooks(self.db, store_id), self.url_guard, store_id=store_id
@@ -286,7 +293,7 @@ class StoreUnitFactory:
             wallet,
             zero_conf=s.zero_conf,
             reorg_margin=s.reorg_margin,
-            on_events=self.worker.wake,
+            on_events=self.on_events,
             may_tick=checks.before_tick,
             tick_failed=checks.tick_failed,
             observer=self.observer,

@@ -10,16 +10,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import exists, select, update
 
-from xmrgate.adapters.store.db import Database
+from xmrgate.adapters.store.db import Database, as_utc
 from xmrgate.adapters.store.outbox import insert_events
-from xmrgate.adapters.store.tables import greenfield_invoices, greenfield_webhooks
+from xmrgate.adapters.store.tables import (
+    greenfield_invoices,
+    greenfield_webhooks,
+    payment_requests,
+    transfers,
+)
 from xmrgate.core.greenfield_announcer import Watched, WebhookTarget
 from xmrgate.domain.greenfield.events import EventFilter, EventType
 
 _G = greenfield_invoices.c
 _W = greenfield_webhooks.c
+_R = payment_requests.c
+_T = transfers.c
 
 
 def event_filter(everything: bool, specific: str) -> EventFilter:
@@ -36,11 +43,37 @@ class SqlAnnouncements:
         self._db = db
 
     async def watched(self) -> list[Watched]:
-        """Invoices whose state may still change (``ix_greenfield_invoices_watching``)."""
-        statement = select(_G.id, _G.store_id, _G.announced).where(_G.watching.is_(True))
+        """Invoices whose state may still change (``ix_greenfield_invoices_watching``),
+        with what tells whether they did, in one statement (an invoice whose request
+        is gone is not watched: its row goes with it)."""
+        paid = exists().where(_T.request_id == _G.request_id)
+        statement = (
+            select(
+                _G.id,
+                _G.store_id,
+                _G.announced,
+                _G.marked,
+                paid,
+                _R.expires_at,
+                _G.monitoring_minutes,
+            )
+            .join_from(greenfield_invoices, payment_requests, _R.id == _G.request_id)
+            .where(_G.watching.is_(True))
+        )
         async with self._db.read(autocommit=True) as conn:
             rows = (await conn.execute(statement.order_by(_G.created_at, _G.id))).all()
-        return [Watched(row[0], row[1], row[2]) for row in rows]
+        return [
+            Watched(
+                invoice_id=row[0],
+                store_id=row[1],
+                announced=row[2],
+                marked=row[3] is not None,
+                has_payments=bool(row[4]),
+                expires_at=None if row[5] is None else as_utc(row[5]),
+                monitoring_minutes=row[6],
+            )
+            for row in rows
+        ]
 
     async def webhooks(self, store_id: str) -> list[WebhookTarget]:
         """The store's enabled webhooks, oldest first."""
