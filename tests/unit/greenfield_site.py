@@ -144,6 +144,9 @@ class GreenfieldSite:
             store_id=store.id,
             currencies=() if rates is None else rates.currencies,
             rate_lock=self.rate_lock,
+            # The store's default speed policy as the registry last read it, as the
+            # product wires it (``runtime/store_units.py``).
+            confirmations=lambda: self.stores.directory.confirmations(store.id),
         )
         webhooks = GreenfieldWebhooks(
             self.webhook_rows.of(store.id), InternalRefused(), store_id=store.id

@@ -16,6 +16,7 @@ from xmrgate.core.payment_requests import StoreDefaults
 from xmrgate.core.stores import StoreRepository
 from xmrgate.domain.api_keys import ApiKey
 from xmrgate.domain.errors import XmrgateError
+from xmrgate.domain.greenfield.speed import SpeedPolicy, confirmations_for
 from xmrgate.domain.stores import DEFAULT_STORE, Store, key_label
 
 log = logging.getLogger(__name__)
@@ -78,6 +79,13 @@ class StoreDirectory:
         if store is None:
             return StoreDefaults()
         return StoreDefaults(store.default_expires_in, store.default_underpay_tolerance)
+
+    def confirmations(self, store_id: str) -> int:
+        """The confirmations of the store's default speed policy as last read: what a
+        Greenfield invoice made now without one records (MediumSpeed's for a store not
+        read yet, as before stores had a say)."""
+        store = self._stores.get(store_id)
+        return confirmations_for(None if store is None else SpeedPolicy(store.speed_policy))
 
     def secret_of(self, store_id: str) -> bytes | None:
         """The secret that signs ``store_id``'s callbacks (None: unsigned).

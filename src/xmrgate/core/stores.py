@@ -31,12 +31,14 @@ from xmrgate.core.store_wallets import (
 )
 from xmrgate.domain.errors import AlreadyExists, Conflict, InvalidInput, NotFound
 from xmrgate.domain.greenfield.key_permissions import check_key_permissions, key_scopes
+from xmrgate.domain.greenfield.speed import check_store_speed_policy
 from xmrgate.domain.invoice import MAX_EXPIRES_IN
 from xmrgate.domain.money import MAX_AMOUNT
 from xmrgate.domain.stores import (
     ACCENT,
     DEFAULT_POS_CONFIRMATIONS,
     DEFAULT_STORE,
+    DEFAULT_STORE_SPEED_POLICY,
     EDITABLE,
     MAX_NAME,
     MAX_POS_CONFIRMATIONS,
@@ -209,6 +211,8 @@ def _checked_changes(fields: Mapping[str, object]) -> dict[str, object]:
             changes[name] = check_expires_in(value)
         elif name == "pos_confirmations":
             changes[name] = check_pos_confirmations(value)
+        elif name == "speed_policy":
+            changes[name] = check_store_speed_policy(value).value
         else:
             changes[name] = check_tolerance(value)
     return changes
@@ -247,6 +251,7 @@ class StoreAdmin:
         default_expires_in: int | None = None,
         default_underpay_tolerance: int | None = None,
         pos_confirmations: int = DEFAULT_POS_CONFIRMATIONS,
+        speed_policy: str = DEFAULT_STORE_SPEED_POLICY,
     ) -> Store:
         """A new store on a new account of the main wallet (``name`` defaults to the id).
 
@@ -263,6 +268,7 @@ class StoreAdmin:
         expires_in = check_expires_in(default_expires_in)
         tolerance = check_tolerance(default_underpay_tolerance)
         confirmations = check_pos_confirmations(pos_confirmations)
+        policy = check_store_speed_policy(speed_policy).value
         if await self._repo.get(id) is not None:
             raise AlreadyExists(f"a store '{id}' already exists")
         own: OwnWallet | None = None
@@ -282,6 +288,7 @@ class StoreAdmin:
                 default_expires_in=expires_in,
                 default_underpay_tolerance=tolerance,
                 pos_confirmations=confirmations,
+                speed_policy=policy,
                 created_at=self._clock(),
             )
         )

@@ -46,8 +46,14 @@ EDITABLE = frozenset(
         "default_expires_in",
         "default_underpay_tolerance",
         "pos_confirmations",
+        "speed_policy",
     }
 )
+# The speed policy of a store's Greenfield invoices made without one, as BTCPay's stores
+# have it: MediumSpeed (1 confirmation) unless the store sets another. Its name here, as
+# stored and answered; the names and their confirmations are ``domain/greenfield/speed``'s
+# (which takes this default from here: importing it here would make a loop).
+DEFAULT_STORE_SPEED_POLICY = "MediumSpeed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +82,8 @@ class Store:
     default_underpay_tolerance: int | None = None
     # The fewest confirmations its POS screens wait for (a device may ask for more).
     pos_confirmations: int = DEFAULT_POS_CONFIRMATIONS
+    # The speed policy of its Greenfield invoices made without one: one of BTCPay's names.
+    speed_policy: str = DEFAULT_STORE_SPEED_POLICY
     created_at: datetime | None = None
     # Set for a store on its own wallet-rpc (then ``account_index`` is 0, of that wallet).
     own_wallet: OwnWallet | None = None
@@ -99,6 +107,7 @@ class Store:
             "default_expires_in": self.default_expires_in,
             "default_underpay_tolerance": self.default_underpay_tolerance,
             "pos_confirmations": self.pos_confirmations,
+            "speed_policy": self.speed_policy,
             "created_at": None if self.created_at is None else self.created_at.isoformat(),
         }
 

@@ -42,6 +42,7 @@ def _store(row: RowMapping) -> Store:
         default_expires_in=row["default_expires_in"],
         default_underpay_tolerance=row["default_underpay_tolerance"],
         pos_confirmations=int(row["pos_confirmations"]),
+        speed_policy=row["speed_policy"],
         created_at=as_utc(row["created_at"]),
     )
 

@@ -49,6 +49,9 @@ stores = Table(
     Column("default_underpay_tolerance", BigInteger, nullable=True),
     # The fewest confirmations before a sale is "Paid" on its POS screens (migration 0015).
     Column("pos_confirmations", Integer, nullable=False, server_default="1"),
+    # The speed policy of its Greenfield invoices made without one (migration 0019):
+    # one of BTCPay's names (``domain/greenfield/speed.py``).
+    Column("speed_policy", Text, nullable=False, server_default="MediumSpeed"),
     Column("created_at", DateTime(timezone=True), nullable=False),
 )
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from xmrgate.domain.errors import InvalidInput
 from xmrgate.domain.greenfield.errors import FieldError
+from xmrgate.domain.stores import DEFAULT_STORE_SPEED_POLICY
 
 
 class SpeedPolicy(StrEnum):
@@ -28,9 +30,11 @@ CONFIRMATIONS: dict[SpeedPolicy, int] = {
     SpeedPolicy.LOW_MEDIUM: 2,
     SpeedPolicy.LOW: 6,
 }
-DEFAULT_SPEED_POLICY = SpeedPolicy.MEDIUM
+# A store's default unless it sets another (``stores.speed_policy``): MediumSpeed.
+DEFAULT_SPEED_POLICY = SpeedPolicy(DEFAULT_STORE_SPEED_POLICY)
 # Json.NET's enum converter matches names case-insensitively; so do we.
 _BY_LOWER = {p.value.lower(): p for p in SpeedPolicy}
+_NAMES = tuple(p.value for p in SpeedPolicy)
 
 
 def parse_speed_policy(value: object, path: str = "checkout.speedPolicy") -> SpeedPolicy | None:
@@ -43,6 +47,16 @@ def parse_speed_policy(value: object, path: str = "checkout.speedPolicy") -> Spe
         return policy
     names = ", ".join(p.value for p in SpeedPolicy)
     raise FieldError(path, f"Unknown speed policy {value!r}: use one of {names} or null", value)
+
+
+def check_store_speed_policy(value: object) -> SpeedPolicy:
+    """A store's default speed policy (``/stores``): one of BTCPay's four names spelled
+    exactly as BTCPay spells them (what it is stored and answered as; an invoice's
+    ``speedPolicy`` is read in any case, as Json.NET reads it). Anything else, null too
+    (every store has one), is InvalidInput (400)."""
+    if isinstance(value, str) and value in _NAMES:
+        return SpeedPolicy(value)
+    raise InvalidInput(f"speed_policy must be one of {', '.join(_NAMES)}, spelled exactly so")
 
 
 def confirmations_for(

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Response
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr
 
-from xmrgate.domain.stores import DEFAULT_POS_CONFIRMATIONS
+from xmrgate.domain.stores import DEFAULT_POS_CONFIRMATIONS, DEFAULT_STORE_SPEED_POLICY
 from xmrgate.web.api.security import require
 from xmrgate.web.deps import GatewayDep, StoreAdminDep
 
@@ -36,6 +36,8 @@ class StoreCreate(BaseModel):
     default_underpay_tolerance: StrictInt | None = None
     # The fewest confirmations its POS screens wait for.
     pos_confirmations: StrictInt = DEFAULT_POS_CONFIRMATIONS
+    # The speed policy of its Greenfield invoices made without one (BTCPay's names).
+    speed_policy: StrictStr = DEFAULT_STORE_SPEED_POLICY
 
 
 class StorePatch(BaseModel):
@@ -50,6 +52,7 @@ class StorePatch(BaseModel):
     default_expires_in: StrictInt | None = None
     default_underpay_tolerance: StrictInt | None = None
     pos_confirmations: StrictInt | None = None
+    speed_policy: StrictStr | None = None
 
 
 class KeyCreate(BaseModel):
@@ -78,6 +81,7 @@ async def create_store(body: StoreCreate, admin: StoreAdminDep) -> dict[str, Any
         default_expires_in=body.default_expires_in,
         default_underpay_tolerance=body.default_underpay_tolerance,
         pos_confirmations=body.pos_confirmations,
+        speed_policy=body.speed_policy,
     )
     return store.public()
 
@@ -96,8 +100,8 @@ async def get_store(store_id: str, admin: StoreAdminDep) -> dict[str, Any]:
 
 @router.patch("/stores/{store_id}", dependencies=ADMIN)
 async def update_store(store_id: str, body: StorePatch, admin: StoreAdminDep) -> dict[str, Any]:
-    """Change a store's name, state, callback secret, accent, invoice defaults or the
-    confirmations its POS screens wait for."""
+    """Change a store's name, state, callback secret, accent, invoice defaults, the
+    confirmations its POS screens wait for or its Greenfield invoices' speed policy."""
     changes = body.model_dump(exclude_unset=True)
     return (await admin.update(store_id, **changes)).public()
 

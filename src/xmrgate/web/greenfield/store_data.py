@@ -16,7 +16,6 @@ from xmrgate.core.greenfield_invoices import (
     DEFAULT_MONITORING_MINUTES,
 )
 from xmrgate.domain.greenfield.payment_methods import CRYPTO_CODE, XMR_CHAIN
-from xmrgate.domain.greenfield.speed import DEFAULT_SPEED_POLICY
 from xmrgate.domain.stores import Store
 
 XMR = "XMR"
@@ -60,7 +59,8 @@ def store_data(store: Store, gateway: Gateway, rate_lock: int) -> dict[str, Any]
         "refundBOLT11Expiration": 30 * 24 * 3600,
         "displayExpirationTimer": 5 * 60,
         "monitoringExpiration": 60 * DEFAULT_MONITORING_MINUTES,
-        "speedPolicy": DEFAULT_SPEED_POLICY.value,
+        # The store's own (PATCH /stores/{id}): what its invoices without one need.
+        "speedPolicy": store.speed_policy,
         "lightningDescriptionTemplate": None,
         # A percentage in BTCPay; ours is an amount per request, so none here. An integer
         # 0, not 0.0: the PHP client's getPaymentTolerance() is typed int.
