@@ -10,7 +10,17 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from bench import callbacks, create, greenfield, greenfield_idle, read, runner, stores, tick
+from bench import (
+    callbacks,
+    create,
+    greenfield,
+    greenfield_idle,
+    greenfield_latency,
+    read,
+    runner,
+    stores,
+    tick,
+)
 
 BENCHMARKS: dict[str, runner.Benchmark] = {
     tick.NAME: tick.run,
@@ -20,11 +30,12 @@ BENCHMARKS: dict[str, runner.Benchmark] = {
     stores.NAME: stores.run,
     greenfield.NAME: greenfield.run,
     greenfield_idle.NAME: greenfield_idle.run,
+    greenfield_latency.NAME: greenfield_latency.run,
 }
 # Run only when named in --only (stores ~10 min on its own, also ``python -m bench.stores``;
 # greenfield also ``python -m bench.greenfield``, greenfield-idle
 # ``python -m bench.greenfield_idle``).
-OPT_IN = {stores.NAME, greenfield.NAME, greenfield_idle.NAME}
+OPT_IN = {stores.NAME, greenfield.NAME, greenfield_idle.NAME, greenfield_latency.NAME}
 
 
 def main(argv: Sequence[str]) -> int:

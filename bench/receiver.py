@@ -2,7 +2,8 @@
 
 ``python -m bench.receiver`` binds a free port on 127.0.0.1, prints it on the first
 line of stdout, and answers every POST with 200 (keep-alive, HTTP/1.1), recording
-when it arrived (``time.time()``), the event kind and the address from the body.
+when it arrived (``time.time()``), the event kind and the address from the body (a
+Greenfield webhook delivery's ``type`` and ``invoiceId``).
 ``GET /stats`` returns ``{"count", "first", "last"}``, ``GET /items`` the records,
 ``GET /reset`` forgets them. It stops on SIGTERM.
 
@@ -56,7 +57,11 @@ async def _serve(book: _Book, reader: asyncio.StreamReader, writer: asyncio.Stre
             if method == b"POST":
                 try:
                     data = json.loads(body)
-                    book.items.append((arrived, str(data.get("event")), str(data.get("address"))))
+                    # A callback names its event and address; a Greenfield webhook's
+                    # delivery its type and invoice.
+                    kind = data.get("event") or data.get("type")
+                    about = data.get("address") or data.get("invoiceId")
+                    book.items.append((arrived, str(kind), str(about)))
                 except ValueError:
                     book.items.append((arrived, "?", "?"))
                 writer.write(_OK)

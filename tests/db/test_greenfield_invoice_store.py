@@ -1,7 +1,8 @@
 """Greenfield invoices on SQLite and PostgreSQL (issue 28): the rows beside their
 requests, scoped by store, found by order id newest first, the merchant's mark, deleted
 with their request, and the use case over them (``core/greenfield_invoices.py``) with
-a fake wallet: the request made, the row written, a failed row leaving no request."""
+a fake wallet: the request made, the row written (a row that cannot be written:
+``test_greenfield_one_commit.py``)."""
 
 from __future__ import annotations
 
@@ -19,9 +20,8 @@ from xmrgate.adapters.store.greenfield_invoices import SqlGreenfieldInvoices
 from xmrgate.adapters.store.payments import PaymentStore
 from xmrgate.adapters.store.stores import SqlStores
 from xmrgate.adapters.store.tables import greenfield_invoices, payment_requests
-from xmrgate.core.greenfield_invoices import GreenfieldInvoice, GreenfieldInvoices, NewInvoice
+from xmrgate.core.greenfield_invoices import GreenfieldInvoices, NewInvoice
 from xmrgate.core.payment_requests import PaymentRequests
-from xmrgate.domain.errors import DatabaseUnavailable
 from xmrgate.domain.greenfield.errors import FieldError
 from xmrgate.domain.greenfield.speed import SpeedPolicy
 from xmrgate.domain.greenfield.states import AdditionalStatus, Status
@@ -131,24 +131,6 @@ def test_the_row_goes_with_its_request(on_database: Any) -> None:
         invoices = _use_case(db)
         made = await invoices.create(NewInvoice(Decimal(2), "XMR"))
         await PaymentStore(db).delete(made.payment.request.address)
-        assert await _count(db, greenfield_invoices) == 0
-
-    on_database(scenario)
-
-
-class FailingRows(SqlGreenfieldInvoices):
-    """The row's INSERT fails (the database went away just then)."""
-
-    async def insert(self, invoice: GreenfieldInvoice) -> None:
-        raise DatabaseUnavailable("the database does not answer")
-
-
-def test_a_row_that_cannot_be_written_leaves_no_request(on_database: Any) -> None:
-    async def scenario(db: Database) -> None:
-        invoices = _use_case(db, repo=FailingRows(db, DEFAULT_STORE))
-        with pytest.raises(DatabaseUnavailable):
-            await invoices.create(NewInvoice(Decimal(2), "XMR", order_id="x"))
-        assert await _count(db, payment_requests) == 0
         assert await _count(db, greenfield_invoices) == 0
 
     on_database(scenario)

@@ -16,12 +16,14 @@ from xmrgate.core.wallet_checks import WalletChecks
 from xmrgate.core.wallet_mode import WalletMode
 from xmrgate.core.wallet_status import WalletIdentity
 from xmrgate.domain.errors import (
+    AlreadyExists,
     DatabaseUnavailable,
     RequestHasFunds,
     SubaddressTaken,
     WalletRestricted,
 )
 from xmrgate.domain.fiat import Quote
+from xmrgate.domain.greenfield.invoice_row import GreenfieldInvoice, InvoiceRow
 from xmrgate.domain.records import OutboxEvent, PaymentRequest, PaymentStatus, StoredAnswer
 from xmrgate.domain.wallet_answers import TxKeyCheck
 
@@ -131,6 +133,8 @@ class FakePaymentStore:
 
     requests: dict[str, PaymentRequest] = field(default_factory=dict)
     transfers: dict[str, list[Any]] = field(default_factory=dict)
+    # The Greenfield rows written with their requests, by invoice id.
+    invoice_rows: dict[str, GreenfieldInvoice] = field(default_factory=dict)
 
     async def create(
         self,
@@ -146,6 +150,7 @@ class FakePaymentStore:
         status: str = "waiting",
         price: Quote | None = None,
         link_id: str | None = None,
+        greenfield: InvoiceRow | None = None,
     ) -> PaymentRequest:
         if any(r.subaddr_index == subaddr_index for r in self.requests.values()):
             raise SubaddressTaken(f"subaddress index {subaddr_index} is already in use")
@@ -165,6 +170,11 @@ class FakePaymentStore:
             price=price,
             link=link_id,
         )
+        if greenfield is not None:
+            # As the real store: a duplicate row writes neither.
+            if greenfield.id in self.invoice_rows:
+                raise AlreadyExists("a row with the same key is already stored")
+            self.invoice_rows[greenfield.id] = greenfield.of_request(request.id)
         self.requests[address] = request
         return request
 
@@ -354,6 +364,7 @@ class FakePoolStore:
 
     pool: dict[int, str] = field(default_factory=dict)
     requests: dict[str, PaymentRequest] = field(default_factory=dict)
+    invoice_rows: dict[str, GreenfieldInvoice] = field(default_factory=dict)
 
     async def size(self) -> int:
         return len(self.pool)
@@ -367,9 +378,13 @@ class FakePoolStore:
             assert index not in self.pool, f"index {index} offered twice"
             self.pool[index] = address
 
-    async def take(self, values: Any) -> PaymentRequest | None:
+    async def take(
+        self, values: Any, greenfield: InvoiceRow | None = None
+    ) -> PaymentRequest | None:
         if not self.pool:
             return None
+        if greenfield is not None and greenfield.id in self.invoice_rows:
+            raise AlreadyExists("a row with the same key is already stored")
         index = min(self.pool)
         address = self.pool.pop(index)
         request = PaymentRequest(
@@ -380,6 +395,8 @@ class FakePoolStore:
             created_height=None,
             **values,
         )
+        if greenfield is not None:
+            self.invoice_rows[greenfield.id] = greenfield.of_request(request.id)
         self.requests[address] = request
         return request
 

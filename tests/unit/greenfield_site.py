@@ -133,7 +133,8 @@ class GreenfieldSite:
         rates = self.book if store.id == "shop-a" else None
         # Each store's requests in memory, its subaddresses counted from its own start.
         wallet = FakeWallet(next_index=100 * store.account_index)
-        payments = self.payments[store.id] = FakePaymentStore()
+        # The store writes each invoice's row with its request, into the shared rows.
+        payments = self.payments[store.id] = FakePaymentStore(invoice_rows=self.invoice_rows)
         requests = PaymentRequests(
             wallet, payments, FakeOutbox(), AllowAll(), pricing=rates, rate_lock=self.rate_lock
         )
@@ -183,9 +184,6 @@ class InvoiceRows:
         return next(
             r.address for r in self.payments.requests.values() if r.id == invoice.request_id
         )
-
-    async def insert(self, invoice: GreenfieldInvoice) -> None:
-        self.rows[invoice.id] = invoice
 
     async def get(self, invoice_id: str) -> tuple[GreenfieldInvoice, str] | None:
         found = self.rows.get(invoice_id)

@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from xmrgate.domain.errors import AddressPoolEmpty
+from xmrgate.domain.greenfield.invoice_row import InvoiceRow
 from xmrgate.domain.records import PaymentRequest
 
 log = logging.getLogger(__name__)
@@ -87,10 +88,14 @@ class AddressPoolRepository(Protocol):
         """Offer saved subaddresses."""
         ...
 
-    async def take(self, values: Mapping[str, Any]) -> PaymentRequest | None:
+    async def take(
+        self, values: Mapping[str, Any], greenfield: InvoiceRow | None = None
+    ) -> PaymentRequest | None:
         """A new request on the lowest pooled subaddress; None when empty. A payment
         link's request (``link_id``) is admitted in the same transaction: LinkInactive,
-        LinkUsedUp (its ``max_uses`` requests exist) or MissingReference, and nothing is taken."""
+        LinkUsedUp (its ``max_uses`` requests exist) or MissingReference, and nothing is taken.
+        ``greenfield``: a Greenfield invoice's row, inserted with the new request's id in
+        the same transaction (if it cannot be, nothing is taken)."""
         ...
 
 

@@ -9,10 +9,11 @@ redirect, the merchant's mark) is one row beside the request. Its state
 (``status``/``additionalStatus``) is derived at every read from the request's transfers
 (``domain/greenfield/states.py``).
 
-The request is made first, then the row; if the row cannot be written the request is
-deleted again (it has received nothing yet), so the shop is told of a failure and no
-invoice half exists. A process killed between the two leaves an ordinary request no
-shop knows of: harmless, it is credited like any request if paid.
+The row is written in the transaction that inserts the request (``PaymentRequests.create``
+with ``greenfield=``: the pool's take or the wallet path's insert), so the two are one
+commit: if either cannot be written neither is, and no request exists that no shop
+knows of. The redirect is checked by the URL guard once, filled in, as
+``checkout.redirectURL``; the request is told not to check it again as ``return_url``.
 """
 
 from __future__ import annotations
@@ -29,10 +30,11 @@ from urllib.parse import quote
 from xmrgate.core.payment_requests import NewPaymentRequest, PaymentRequests
 from xmrgate.core.ports import UrlGuard
 from xmrgate.domain import ledger
-from xmrgate.domain.errors import InvalidInput, NotFound, XmrgateError
+from xmrgate.domain.errors import InvalidInput, NotFound
 from xmrgate.domain.fiat import Price
 from xmrgate.domain.greenfield.amounts import xmr_to_piconero
 from xmrgate.domain.greenfield.errors import FieldError
+from xmrgate.domain.greenfield.invoice_row import GreenfieldInvoice, InvoiceRow
 from xmrgate.domain.greenfield.payments import settled_total
 from xmrgate.domain.greenfield.speed import SpeedPolicy, confirmations_for
 from xmrgate.domain.greenfield.states import GreenfieldState, InvoiceFacts, Status, derive, mark
@@ -73,26 +75,6 @@ class NewInvoice:
 
 
 @dataclass(frozen=True, slots=True)
-class GreenfieldInvoice:
-    """The row Greenfield adds to a payment request."""
-
-    id: str
-    store_id: str
-    request_id: int
-    order_id: str | None
-    currency: str
-    amount: str
-    metadata: str
-    speed_policy: SpeedPolicy | None
-    confirmations: int
-    monitoring_minutes: int
-    redirect_url: str | None
-    redirect_automatically: bool
-    marked: Status | None
-    created_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
 class InvoiceView:
     """An invoice as the routes answer it: its row, its request with its transfers and
     the synced height, and the state derived from them."""
@@ -106,11 +88,8 @@ class InvoiceView:
 
 
 class GreenfieldInvoiceRepository(Protocol):
-    """One store's invoice rows (``adapters/store/greenfield_invoices.py``)."""
-
-    async def insert(self, invoice: GreenfieldInvoice) -> None:
-        """Store a new row."""
-        ...
+    """One store's invoice rows (``adapters/store/greenfield_invoices.py``); a new row is
+    written with its request (``PaymentRequests.create``), not here."""
 
     async def get(self, invoice_id: str) -> tuple[GreenfieldInvoice, str] | None:
         """The row and its request's address; None when not this store's."""
@@ -168,29 +147,25 @@ class GreenfieldInvoices:
         self._clock = clock
 
     async def create(self, new: NewInvoice) -> InvoiceView:
-        """Make the request, then the row (the request deleted again if the row fails)."""
+        """Make the request and its row, in one transaction."""
         invoice_id = new_invoice_id()
-        if new.redirect_url is not None:
-            # Where the buyer's browser is sent back: checked as any return_url is, and
-            # refused at the field the shop sent.
+        return_url = fill_redirect(new.redirect_url, new.order_id, invoice_id)
+        if return_url is not None:
+            # Where the buyer's browser is sent back: checked once, as it will be used
+            # (filled in), and refused at the field the shop sent.
             try:
-                await self._url_guard.check(new.redirect_url, "redirectURL")
+                await self._url_guard.check(return_url, "redirectURL")
             except InvalidInput as exc:
                 raise FieldError("checkout.redirectURL", exc.message) from None
-        ask = replace(
-            self._request_of(new),
-            return_url=fill_redirect(new.redirect_url, new.order_id, invoice_id),
-        )
+        ask = replace(self._request_of(new), return_url=return_url)
         confirmations = (
             self._default_confirmations()
             if new.speed_policy is None
             else confirmations_for(new.speed_policy)
         )
-        request = await self._requests.create(ask)
-        invoice = GreenfieldInvoice(
+        row = InvoiceRow(
             id=invoice_id,
             store_id=self._store_id,
-            request_id=request.id,
             order_id=new.order_id,
             currency=new.currency,
             amount=format(new.amount, "f"),
@@ -203,14 +178,10 @@ class GreenfieldInvoices:
             marked=None,
             created_at=self._clock(),
         )
-        try:
-            await self._repo.insert(invoice)
-        except XmrgateError:
-            await self._requests.delete(request.address)
-            raise
+        request = await self._requests.create(ask, greenfield=row, return_url_checked=True)
         # Nothing was received yet: the answer is built from what was just written, not
         # read back (a round trip less; the chain height matters for payments only).
-        return self._viewed(invoice, PaymentStatus(request, [], 0))
+        return self._viewed(row.of_request(request.id), PaymentStatus(request, [], 0))
 
     async def get(self, invoice_id: str) -> InvoiceView:
         """One invoice of this store; NotFound otherwise."""

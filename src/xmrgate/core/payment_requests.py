@@ -39,6 +39,7 @@ from xmrgate.domain.errors import (
     SubaddressTaken,
 )
 from xmrgate.domain.fiat import Price, Quote
+from xmrgate.domain.greenfield.invoice_row import InvoiceRow
 from xmrgate.domain.invoice import MAX_EXPIRES_IN, initial_status
 from xmrgate.domain.records import OutboxEvent, PaymentRequest, PaymentStatus
 
@@ -185,8 +186,20 @@ class PaymentRequests:
         self._require_wallet = require_wallet
         self._refuse_wallet_problem = refuse_wallet_problem
 
-    async def create(self, new: NewPaymentRequest) -> PaymentRequest:
+    async def create(
+        self,
+        new: NewPaymentRequest,
+        *,
+        greenfield: InvoiceRow | None = None,
+        return_url_checked: bool = False,
+    ) -> PaymentRequest:
         """Check the URLs, take a subaddress (pool or wallet) and record the request.
+
+        ``greenfield``: a Greenfield invoice's row, written by the store in the
+        transaction that inserts the request, with its id (one commit: if either cannot
+        be written, neither is). ``return_url_checked``: the caller had the URL guard
+        check ``return_url`` already (Greenfield's redirect, refused at its own field),
+        so it is not resolved twice.
 
         The pool is guarded only against a wallet known to be wrong: its subaddresses were
         checked when pooled, so the pool answers while wallet-rpc is down, also at start
@@ -207,11 +220,11 @@ class PaymentRequests:
         invoice_columns(new)  # bad expiry or tolerance: refused before a subaddress is spent
         if new.callback_url is not None:
             await self._url_guard.check(new.callback_url, "callback_url")
-        if new.return_url is not None:
+        if new.return_url is not None and not return_url_checked:
             await self._url_guard.check(new.return_url, "return_url")
         if self._pool is not None:
-            return await self._take_from_pool(self._pool, new)
-        return await self._create_on_wallet(new)
+            return await self._take_from_pool(self._pool, new, greenfield)
+        return await self._create_on_wallet(new, greenfield)
 
     def _priced(self, new: NewPaymentRequest, defaults: StoreDefaults) -> NewPaymentRequest:
         """Convert the fiat price at the current rate; the request expires when its rate
@@ -233,7 +246,7 @@ class PaymentRequests:
         return replace(new, amount=amount, quote=quote, expires_in=expires_in)
 
     async def _take_from_pool(
-        self, pool: AddressPoolRepository, new: NewPaymentRequest
+        self, pool: AddressPoolRepository, new: NewPaymentRequest, greenfield: InvoiceRow | None
     ) -> PaymentRequest:
         """One statement when the pool holds a subaddress; else wait for its refills.
 
@@ -244,7 +257,10 @@ class PaymentRequests:
         budget = OPEN_WAIT if self._starting() else WALLET_WAIT
         deadline = time.monotonic() + budget
         while True:
-            taken = await pool.take(columns)
+            # Without a row beside it, the call every pool knows (the links' fakes too).
+            taken = await (
+                pool.take(columns) if greenfield is None else pool.take(columns, greenfield)
+            )
             self._pool_used()
             if taken is not None:
                 self._label_later(taken.subaddr_index, new.description[:LABEL_LENGTH])
@@ -259,7 +275,9 @@ class PaymentRequests:
                 )
             await self._pool_refilled(deadline)
 
-    async def _create_on_wallet(self, new: NewPaymentRequest) -> PaymentRequest:
+    async def _create_on_wallet(
+        self, new: NewPaymentRequest, greenfield: InvoiceRow | None
+    ) -> PaymentRequest:
         """Ask the wallet for a subaddress (no pool)."""
         for attempt in range(2):
             address, index = await self._wallet.create_address(label=new.description[:LABEL_LENGTH])
@@ -274,6 +292,7 @@ class PaymentRequests:
                     price=new.quote,
                     **invoice_columns(new),
                     **link_column(new),
+                    greenfield=greenfield,
                 )
             except SubaddressTaken:
                 if attempt:

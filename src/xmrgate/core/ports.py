@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from xmrgate.domain.fiat import Quote
+from xmrgate.domain.greenfield.invoice_row import InvoiceRow
 from xmrgate.domain.records import OutboxEvent, PaymentRequest, PaymentStatus, StoredAnswer
 from xmrgate.domain.wallet_answers import TxKeyCheck
 
@@ -92,10 +93,13 @@ class PaymentRepository(Protocol):
         status: str = "waiting",
         price: Quote | None = None,
         link_id: str | None = None,
+        greenfield: InvoiceRow | None = None,
     ) -> PaymentRequest:
         """Insert; raises SubaddressTaken when the index is already used, and for a
         payment link's request (``link_id``) LinkInactive, LinkUsedUp or MissingReference when
-        the link may not make it (decided in the inserting transaction)."""
+        the link may not make it (decided in the inserting transaction). ``greenfield``:
+        a Greenfield invoice's row, inserted with the new request's id in the same
+        transaction (its failure is raised as is, and writes no request)."""
         ...
 
     async def highest_subaddr_index(self) -> int:

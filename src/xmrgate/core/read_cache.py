@@ -18,6 +18,7 @@ from datetime import datetime
 
 from xmrgate.core.ports import PaymentRepository
 from xmrgate.domain.fiat import Quote
+from xmrgate.domain.greenfield.invoice_row import InvoiceRow
 from xmrgate.domain.records import PaymentRequest, PaymentStatus
 
 #: Requests kept at most (the oldest entry is dropped first).
@@ -116,6 +117,7 @@ class CachedPayments:
         status: str = "waiting",
         price: Quote | None = None,
         link_id: str | None = None,
+        greenfield: InvoiceRow | None = None,
     ) -> PaymentRequest:
         """Insert (new requests are never cached before they exist)."""
         return await self._store.create(
@@ -130,6 +132,7 @@ class CachedPayments:
             status=status,
             price=price,
             link_id=link_id,
+            greenfield=greenfield,
         )
 
     async def highest_subaddr_index(self) -> int:

@@ -127,8 +127,15 @@ class Services:
         # pool writes no event without a callback_url): the Greenfield invoices are
         # read again at once, so each step of a payment is announced in its order.
         invoices_moved = asyncio.Event()
+        payments = PaymentStore(db)
+        # PostgreSQL: GET /receive from memory until a trigger's NOTIFY says it changed.
+        reads = ReadCache.build(settings, payments)
 
         def events_written() -> None:
+            # This process's tick just committed: its cache forgets now, not when the
+            # NOTIFY comes back a few ms later, or the announcer woken here would read
+            # the state before the tick and wait its next round (5 s) to see it.
+            reads.forget()
             worker.wake()
             invoices_moved.set()
 
@@ -136,9 +143,6 @@ class Services:
         if rates is not None and metrics is not None:
             metrics.add_collector(RateCollector(rates.book))
         main = build_main_wallet(settings, db, observer, events_written)
-        payments = PaymentStore(db)
-        # PostgreSQL: GET /receive from memory until a trigger's NOTIFY says it changed.
-        reads = ReadCache.build(settings, payments)
         factory = StoreUnitFactory(
             settings=settings,
             db=db,

@@ -37,6 +37,11 @@ class ReadCache:
             return store
         return CachedPayments(store, self.cache, store_id=store_id)
 
+    def forget(self) -> None:
+        """Forget every cached answer now (this process wrote; the NOTIFY comes later)."""
+        if self.cache is not None:
+            self.cache.changed()
+
     async def run(self, stop: asyncio.Event) -> None:
         """Listen for changes until ``stop`` (returns at once without a feed)."""
         if self.feed is not None:

@@ -12,6 +12,12 @@ given yet. ``take`` moves the lowest one into ``payment_requests``:
 A request made by a payment link (``link_id``) is taken in a transaction that first
 admits it (``links.admit_link_request``: the link's row locked on PostgreSQL, active,
 under its ``max_uses``), so the count and the insert are one decision for the cluster.
+
+A Greenfield invoice's row (``greenfield``) is inserted with the request: on PostgreSQL
+by one more CTE of the same statement (``WITH taken AS (DELETE ...), made AS (INSERT
+... RETURNING ...), beside AS (INSERT INTO greenfield_invoices SELECT made.id, ...)
+SELECT ... FROM made``), on SQLite by one more INSERT in the transaction. Either fails,
+nothing is written and the subaddress stays in the pool.
 """
 
 from __future__ import annotations
@@ -22,9 +28,11 @@ from typing import Any
 from sqlalchemy import bindparam, delete, func, insert, select
 
 from xmrgate.adapters.store.db import Database, as_utc, utcnow
+from xmrgate.adapters.store.greenfield_invoices import bound_row_values, insert_beside, insert_row
 from xmrgate.adapters.store.links import admit_link_request
 from xmrgate.adapters.store.payments import SYNCED_HEIGHT
 from xmrgate.adapters.store.tables import address_pool, payment_requests
+from xmrgate.domain.greenfield.invoice_row import InvoiceRow
 from xmrgate.domain.records import PaymentRequest
 from xmrgate.domain.stores import DEFAULT_STORE
 
@@ -37,7 +45,7 @@ class SqlAddressPool:
         # Each store's pool holds subaddresses of its own account.
         self._store_id = store_id
         self._mine = address_pool.c.store_id == store_id
-        self._statements: dict[tuple[str, ...], Any] = {}
+        self._statements: dict[tuple[tuple[str, ...], bool], Any] = {}
 
     async def size(self) -> int:
         """Unused subaddresses in the pool."""
@@ -79,31 +87,38 @@ class SqlAddressPool:
         async with self._db.write() as conn:
             await conn.execute(insert(address_pool), rows)
 
-    async def take(self, values: Mapping[str, Any]) -> PaymentRequest | None:
+    async def take(
+        self, values: Mapping[str, Any], greenfield: InvoiceRow | None = None
+    ) -> PaymentRequest | None:
         """A new payment request on the pool's lowest subaddress; None when the pool is empty.
 
         ``values``: the request's own columns (amount, description, URLs, ...). With a
         ``link_id``: LinkInactive, LinkUsedUp or MissingReference when the link may not make it
-        (checked in the same transaction, after the link's row is locked).
+        (checked in the same transaction, after the link's row is locked). ``greenfield``:
+        an invoice's row, inserted with the request's id in the same statement or
+        transaction (its error raised, nothing taken).
         """
         now = utcnow()
         columns = {**values, "created_at": now, "store_id": self._store_id}
         link_id = values.get("link_id")
         if self._db.is_sqlite:
-            return await self._take_sqlite(columns, link_id)
+            return await self._take_sqlite(columns, link_id, greenfield)
+        statement = self._statement(tuple(columns), beside=greenfield is not None)
+        bound = columns if greenfield is None else {**columns, **bound_row_values(greenfield)}
         if link_id is None:
             async with self._db.write(single_statement=True) as conn:
-                row = (await conn.execute(self._statement(tuple(columns)), columns)).first()
+                row = (await conn.execute(statement, bound)).first()
         else:
             async with self._db.write() as conn:
                 await admit_link_request(conn, link_id, lock=True)
-                row = (await conn.execute(self._statement(tuple(columns)), columns)).first()
+                row = (await conn.execute(statement, bound)).first()
         return None if row is None else _request(row, columns)
 
-    def _statement(self, names: tuple[str, ...]) -> Any:
-        """The PostgreSQL take for these request columns, built once (values are bound):
-        building it per call cost more CPU than the rest of ``POST /receive``."""
-        statement = self._statements.get(names)
+    def _statement(self, names: tuple[str, ...], *, beside: bool) -> Any:
+        """The PostgreSQL take for these request columns (and an invoice's row beside
+        it), built once (values are bound): building it per call cost more CPU than the
+        rest of ``POST /receive``."""
+        statement = self._statements.get((names, beside))
         if statement is not None:
             return statement
         lowest = (
@@ -136,11 +151,17 @@ class SqlAddressPool:
                 payment_requests.c.created_height,
             )
         )
-        self._statements[names] = statement
+        if beside:
+            made = statement.cte("made")
+            # The request's columns are answered as without the row (``_request``).
+            statement = select(
+                made.c.id, made.c.address, made.c.subaddr_index, made.c.created_height
+            ).add_cte(insert_beside(made.c.id, made).cte("beside"))
+        self._statements[(names, beside)] = statement
         return statement
 
     async def _take_sqlite(
-        self, columns: dict[str, Any], link_id: str | None
+        self, columns: dict[str, Any], link_id: str | None, greenfield: InvoiceRow | None
     ) -> PaymentRequest | None:
         lowest = select(func.min(address_pool.c.subaddr_index)).where(self._mine).scalar_subquery()
         async with self._db.write() as conn:
@@ -172,6 +193,8 @@ class SqlAddressPool:
                     )
                 )
             ).one()
+            if greenfield is not None:
+                await insert_row(conn, greenfield, row[0])
         return _request(row, columns)
 
 

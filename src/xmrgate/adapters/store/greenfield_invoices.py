@@ -1,14 +1,21 @@
-"""One store's Greenfield invoice rows in SQL (``core.greenfield_invoices`` port)."""
+"""One store's Greenfield invoice rows in SQL (``core.greenfield_invoices`` port).
+
+A new row is written by the request's own INSERT (``address_pool.take``,
+``PaymentStore.create``), in its transaction, with the functions at the end of this
+module: one commit for the invoice and its request.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import insert, select, true, update
+from sqlalchemy import ColumnElement, bindparam, insert, select, true, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql.dml import Insert
 
 from xmrgate.adapters.store.db import Database, as_utc
 from xmrgate.adapters.store.tables import greenfield_invoices, payment_requests
-from xmrgate.core.greenfield_invoices import GreenfieldInvoice
+from xmrgate.domain.greenfield.invoice_row import GreenfieldInvoice, InvoiceRow
 from xmrgate.domain.greenfield.speed import SpeedPolicy
 from xmrgate.domain.greenfield.states import Status
 
@@ -49,28 +56,10 @@ class SqlGreenfieldInvoices:
         self._mine = true() if store_id is None else _G.store_id == store_id
 
     async def insert(self, invoice: GreenfieldInvoice) -> None:
-        """One INSERT (its own short transaction)."""
+        """A row beside a request that exists already, in its own transaction (tests
+        and tools; an invoice is made with its request, ``PaymentRequests.create``)."""
         async with self._db.write() as conn:
-            await conn.execute(
-                insert(greenfield_invoices).values(
-                    id=invoice.id,
-                    store_id=invoice.store_id,
-                    request_id=invoice.request_id,
-                    order_id=invoice.order_id,
-                    currency=invoice.currency,
-                    amount=invoice.amount,
-                    metadata=invoice.metadata,
-                    speed_policy=None
-                    if invoice.speed_policy is None
-                    else invoice.speed_policy.value,
-                    confirmations=invoice.confirmations,
-                    monitoring_minutes=invoice.monitoring_minutes,
-                    redirect_url=invoice.redirect_url,
-                    redirect_automatically=invoice.redirect_automatically,
-                    marked=None,
-                    created_at=invoice.created_at,
-                )
-            )
+            await insert_row(conn, invoice, invoice.request_id)
 
     async def get(self, invoice_id: str) -> tuple[GreenfieldInvoice, str] | None:
         """The store's row and its request's address, or None."""
@@ -102,3 +91,63 @@ class SqlGreenfieldInvoices:
                 .values(marked=marked.value, watching=True)
             )
         return bool(changed.rowcount == 1)
+
+
+# The row's columns but its request's id (and the announcer's, which start empty).
+_ROW_COLUMNS = (
+    "id",
+    "store_id",
+    "order_id",
+    "currency",
+    "amount",
+    "metadata",
+    "speed_policy",
+    "confirmations",
+    "monitoring_minutes",
+    "redirect_url",
+    "redirect_automatically",
+    "marked",
+    "created_at",
+)
+# Bound beside the request's own values in one statement: the tables share names
+# (``amount``, ``store_id``, ``created_at``), so the row's are prefixed.
+_PREFIX = "gf_"
+
+
+def row_values(row: InvoiceRow) -> dict[str, Any]:
+    """The row's column values (without ``request_id``)."""
+    return {
+        "id": row.id,
+        "store_id": row.store_id,
+        "order_id": row.order_id,
+        "currency": row.currency,
+        "amount": row.amount,
+        "metadata": row.metadata,
+        "speed_policy": None if row.speed_policy is None else row.speed_policy.value,
+        "confirmations": row.confirmations,
+        "monitoring_minutes": row.monitoring_minutes,
+        "redirect_url": row.redirect_url,
+        "redirect_automatically": row.redirect_automatically,
+        "marked": None if row.marked is None else row.marked.value,
+        "created_at": row.created_at,
+    }
+
+
+async def insert_row(conn: AsyncConnection, row: InvoiceRow, request_id: int) -> None:
+    """Insert the row beside request ``request_id``, in the caller's transaction."""
+    await conn.execute(insert(greenfield_invoices).values(**row_values(row), request_id=request_id))
+
+
+def bound_row_values(row: InvoiceRow) -> dict[str, Any]:
+    """The values ``insert_beside`` binds, by their prefixed names."""
+    return {_PREFIX + name: value for name, value in row_values(row).items()}
+
+
+def insert_beside(request_id: ColumnElement[Any], source: Any) -> Insert:
+    """``INSERT ... SELECT`` of the row (values bound by ``bound_row_values``) with
+    ``request_id`` read from ``source``: a CTE of a statement that inserts the request,
+    so that the two are one statement (PostgreSQL)."""
+    values = [bindparam(_PREFIX + n, type_=greenfield_invoices.c[n].type) for n in _ROW_COLUMNS]
+    return insert(greenfield_invoices).from_select(
+        ["request_id", *_ROW_COLUMNS], select(request_id, *values).select_from(source)
+    )

@@ -14,10 +14,12 @@ from sqlalchemy import ColumnElement, bindparam, delete, exists, func, insert, s
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from xmrgate.adapters.store.db import Database, as_utc, utcnow
+from xmrgate.adapters.store.greenfield_invoices import insert_row
 from xmrgate.adapters.store.links import admit_link_request
 from xmrgate.adapters.store.tables import payment_requests, sync_state, transfers
 from xmrgate.domain.errors import AlreadyExists, RequestHasFunds, SubaddressTaken
 from xmrgate.domain.fiat import Quote
+from xmrgate.domain.greenfield.invoice_row import InvoiceRow
 from xmrgate.domain.ledger import Transfer, TransferState
 from xmrgate.domain.records import PaymentRequest, PaymentStatus
 from xmrgate.domain.stores import DEFAULT_STORE
@@ -127,12 +129,15 @@ class PaymentStore:
         status: str = "waiting",
         price: Quote | None = None,
         link_id: str | None = None,
+        greenfield: InvoiceRow | None = None,
     ) -> PaymentRequest:
         """Record a new payment request; its creation height is the last synced height.
 
         ``link_id``: the payment link that made it (``domain/links.py``), if one did;
         LinkInactive, LinkUsedUp or MissingReference when that link may not make it now
-        (``links.admit_link_request``, in the inserting transaction).
+        (``links.admit_link_request``, in the inserting transaction). ``greenfield``: a
+        Greenfield invoice's row, inserted next in the same transaction (its error, a
+        duplicate id too, raised as is: neither is written).
         """
         values = {
             "address": address,
@@ -151,9 +156,12 @@ class PaymentStore:
         if self._store_id is None:
             raise RuntimeError("a payment request is created in a store")
         # One statement: the creation height comes from sync_state in the INSERT itself.
-        # A link's request: admitted by its link first, in the same transaction.
+        # A link's request: admitted by its link first, in the same transaction; an
+        # invoice's row: inserted after it, in the same transaction.
+        alone = link_id is None and greenfield is None
+        inserted = False
         try:
-            async with self._db.write(single_statement=link_id is None) as conn:
+            async with self._db.write(single_statement=alone) as conn:
                 if link_id is not None:
                     await admit_link_request(conn, link_id, lock=not self._db.is_sqlite)
                 row = (
@@ -163,7 +171,13 @@ class PaymentStore:
                         .returning(payment_requests.c.id, payment_requests.c.created_height)
                     )
                 ).one()
-        except AlreadyExists as exc:  # the address or the index is in use
+                inserted = True
+                if greenfield is not None:
+                    await insert_row(conn, greenfield, row[0])
+        except AlreadyExists as exc:
+            if inserted:  # the invoice's row broke a key, not the request
+                raise
+            # The address or the index is in use.
             raise SubaddressTaken(
                 f"subaddress index {subaddr_index} is already in use by another request"
             ) from exc
