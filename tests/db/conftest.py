@@ -15,7 +15,7 @@ import asyncpg
 import pytest
 
 from testsupport.migrated import MigratedTemplates
-from testsupport.postgres import TEST_ADMIN_URL, create_pg_database, drop_pg_database
+from testsupport.postgres import TEST_ADMIN_URL, create_pg_database
 from xmrgate.adapters.store.db import Database
 from xmrgate.config import postgres_async_url
 
@@ -29,33 +29,38 @@ def backend(request: pytest.FixtureRequest) -> str:
     return param
 
 
-def _fresh_database(path: Path, backend: str, copy: MigratedTemplates | None) -> Iterator[str]:
+def _fresh_database(
+    path: Path, backend: str, templates: MigratedTemplates, *, migrated: bool
+) -> Iterator[str]:
     """The SQLAlchemy URL of a new database at ``path`` (SQLite) or on the test server:
-    empty, or (``copy``) a copy of that backend's migrated template."""
+    empty, or (``migrated``) a copy of that backend's migrated template. A PostgreSQL one
+    is dropped in the background with the others (``testsupport/migrated.py``): a drop
+    waited for here took 0.2-3 s (the server's checkpoint), 19 s on a busy server."""
     if backend == "sqlite":
-        if copy is not None:
-            yield copy.sqlite_copy(path)
+        if migrated:
+            yield templates.sqlite_copy(path)
         else:
             yield f"sqlite+aiosqlite:///{path}"
         return
     try:
-        url = copy.postgresql_copy() if copy is not None else create_pg_database()
+        url = templates.postgresql_copy() if migrated else create_pg_database()
     except (OSError, asyncpg.PostgresError) as exc:
         pytest.fail(f"PostgreSQL at {TEST_ADMIN_URL} is unreachable: {exc!r}")
     try:
         yield postgres_async_url(url)
     finally:
-        if copy is not None:
-            copy.drop_postgresql(url)
-        else:
-            drop_pg_database(url)
+        templates.drop_postgresql(url)
 
 
 @pytest.fixture
-def database_url(backend: str, tmp_path: Path) -> Iterator[str]:
+def database_url(
+    backend: str, tmp_path: Path, migrated_templates: MigratedTemplates
+) -> Iterator[str]:
     """The SQLAlchemy URL of an empty database: a new SQLite file or PostgreSQL database
     (for the tests of the migrations themselves)."""
-    yield from _fresh_database(tmp_path / "store.sqlite3", backend, None)
+    yield from _fresh_database(
+        tmp_path / "store.sqlite3", backend, migrated_templates, migrated=False
+    )
 
 
 @pytest.fixture
@@ -64,7 +69,9 @@ def migrated_database_url(
 ) -> Iterator[str]:
     """The SQLAlchemy URL of a new database holding exactly what ``Database.migrate()``
     leaves in an empty one: a copy of this process's migrated template of the backend."""
-    yield from _fresh_database(tmp_path / "store.sqlite3", backend, migrated_templates)
+    yield from _fresh_database(
+        tmp_path / "store.sqlite3", backend, migrated_templates, migrated=True
+    )
 
 
 @pytest.fixture

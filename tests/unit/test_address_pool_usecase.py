@@ -78,8 +78,20 @@ async def _never(_deadline: float) -> None:
     raise AddressPoolEmpty("no refill runs")
 
 
+class LabelWallet(FakePoolWallet):
+    """A pool wallet that tells when it applied a label (``labelled``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.labelled = asyncio.Event()
+
+    async def label_address(self, index: int, label: str) -> None:
+        await super().label_address(index, label)
+        self.labelled.set()
+
+
 def test_create_takes_from_the_pool_without_asking_the_wallet() -> None:
-    pool_wallet, store = FakePoolWallet(), FakePoolStore()
+    pool_wallet, store = LabelWallet(), FakePoolStore()
     asyncio.run(AddressPool(pool_wallet, store, size=3, low_water=1).refill())
     labels = Labeler(pool_wallet)
     use_case = _use_case(store, labels)
@@ -88,9 +100,13 @@ def test_create_takes_from_the_pool_without_asking_the_wallet() -> None:
     assert 1 not in store.pool and pool_wallet.labels == {}  # the label comes later
 
     async def drain() -> None:
+        # Stopped as soon as the label is applied (within the 0.05 s it had before),
+        # while the labeler sleeps its LABEL_GAP: it then ends at once. Stopped later, it
+        # would sit in its next 1 s wait for the queue before it looks at ``stop``.
         stop = asyncio.Event()
         task = asyncio.create_task(labels.run(stop))
-        await asyncio.sleep(0.05)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(pool_wallet.labelled.wait(), 0.05)
         stop.set()
         await task
 

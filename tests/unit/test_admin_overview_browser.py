@@ -96,6 +96,10 @@ class Site:
         site = self
 
         class Handler(BaseHTTPRequestHandler):
+            # TCP_NODELAY: http.server writes the headers and the body apart, and without
+            # it the body waits for the client's delayed ACK of the headers (40 ms each).
+            disable_nagle_algorithm = True
+
             def do_GET(self) -> None:
                 path = self.path.split("?")[0]
                 if path == "/admin":
@@ -133,7 +137,10 @@ class Site:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # shutdown() waits for serve_forever to look again: every 0.5 s unless told.
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
         self.thread.start()
 
     def close(self) -> None:
@@ -168,7 +175,7 @@ def overview(driver: WebDriver, site: Site) -> None:
     driver.get(f"{site.url}/admin#/")
     deadline = time.monotonic() + 20
     while not texts(driver, "#card-wallet") and time.monotonic() < deadline:
-        time.sleep(0.1)
+        time.sleep(0.02)
     assert texts(driver, "#card-wallet"), f"no overview drawn: {texts(driver, '#main')}"
 
 
@@ -223,7 +230,7 @@ def fresh(driver: WebDriver, site: Site, fragment: str, **storage: str) -> None:
 def wait(driver: WebDriver, selector: str, what: str) -> None:
     deadline = time.monotonic() + 20
     while not texts(driver, selector) and time.monotonic() < deadline:
-        time.sleep(0.1)
+        time.sleep(0.02)
     assert texts(driver, selector), f"no {what}: {texts(driver, '#main')}"
 
 

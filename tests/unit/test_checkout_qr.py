@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from testsupport.browser import chromium
+from testsupport.page_shots import assert_fits, clear_emulation, emulate, settle, viewport_png
 from xmrgate.web.checkout.qr import payment_uri, qr_svg
 
 pytestmark = pytest.mark.browser
@@ -34,18 +36,6 @@ CASES = [
     (10**12, "€" * 60),  # the longest URI: the description is cut to 100 bytes
 ]
 URIS = [payment_uri(ADDRESS, amount, description) for amount, description in CASES]
-CHROMIUM_FLAGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--hide-scrollbars",
-    "--force-device-scale-factor=1",
-]
 
 
 def need(program: str, package: str) -> str:
@@ -89,30 +79,24 @@ def qr_page(svgs: list[str]) -> str:
     return f'<!doctype html><meta charset="utf-8"><style>{css}{layout}</style><body>{boxes}</body>'
 
 
-def screenshot(html: str, tmp: Path) -> Path:
-    """A PNG of ``html`` drawn by headless Chromium."""
-    chromium = need("chromium", "chromium")
+def screenshot(html: str, tmp: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A PNG of ``html`` drawn by this process's headless Chromium, one device pixel per
+    CSS pixel, in a window of the page's size. (The shared one of ``testsupport/browser.py``:
+    a Chromium started for this alone, ``chromium --screenshot``, took 2 s.)"""
     page = tmp / "qr.html"
     page.write_text(html, encoding="utf-8")
-    png = tmp / "qr.png"
-    width = len(CASES) * (272 + 48) + 64  # 17rem + 3rem gap each, 2rem margins
-    result = run(
-        [
-            chromium,
-            *CHROMIUM_FLAGS,
-            f"--user-data-dir={tmp / 'profile'}",
-            f"--window-size={width},400",
-            f"--screenshot={png}",
-            page.as_uri(),
-        ],
-        "chromium --screenshot",
-    )
-    if result.returncode != 0 or not png.exists() or png.stat().st_size == 0:
-        pytest.fail(
-            f"chromium drew no screenshot (exit {result.returncode}):\n"
-            + result.stderr.decode(errors="replace")[-2000:]
-        )
-    return png
+    size = (len(CASES) * (272 + 48) + 64, 400)  # 17rem + 3rem gap each, 2rem margins
+    with chromium(tmp_path_factory, size) as driver:
+        driver.get(page.as_uri())
+        emulate(driver, size)  # one device pixel per CSS pixel, not a phone
+        driver.execute_cdp_cmd("Emulation.setScrollbarsHidden", {"hidden": True})
+        try:
+            settle(driver)
+            assert_fits(driver, "the QR codes", "window")
+            return viewport_png(driver, tmp / "qr.png")
+        finally:
+            driver.execute_cdp_cmd("Emulation.setScrollbarsHidden", {"hidden": False})
+            clear_emulation(driver)
 
 
 def zbar(png: Path) -> list[str]:
@@ -130,7 +114,7 @@ def decoded(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     """What zbarimg reads from Chromium's drawing of every case's ``qr_svg`` (one page)."""
     tmp = tmp_path_factory.mktemp("qr")
     svgs = [qr_svg(uri, title="Payment QR code") for uri in URIS]
-    return zbar(screenshot(qr_page(svgs), tmp))
+    return zbar(screenshot(qr_page(svgs), tmp, tmp_path_factory))
 
 
 def test_every_code_is_read(decoded: list[str]) -> None:

@@ -49,6 +49,10 @@ class Receiver:
         self.posts = posts
 
         class Handler(BaseHTTPRequestHandler):
+            # TCP_NODELAY: http.server writes the headers and the body apart, and without
+            # it the body waits for the client's delayed ACK of the headers (40 ms each).
+            disable_nagle_algorithm = True
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", "0"))
                 body = self.rfile.read(length).decode()
@@ -64,7 +68,10 @@ class Receiver:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/?btcpay-settings-callback"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # shutdown() waits for serve_forever to look again: every 0.5 s unless told.
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
         self.thread.start()
 
     def close(self) -> None:

@@ -42,6 +42,10 @@ def serve_gateway(health: Health = HEALTHY) -> Iterator[str]:
     """Answers /health with ``health`` and POST /receive the way the gateway does, on loopback."""
 
     class Handler(BaseHTTPRequestHandler):
+        # TCP_NODELAY: http.server writes the headers and the body apart, and without
+        # it the body waits for the client's delayed ACK of the headers (40 ms each).
+        disable_nagle_algorithm = True
+
         def _json(self, status: int, body: dict[str, Any]) -> None:
             data = json.dumps(body).encode()
             self.send_response(status)
@@ -60,7 +64,10 @@ def serve_gateway(health: Health = HEALTHY) -> Iterator[str]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # shutdown() below waits for serve_forever to look again: every 0.5 s unless told.
+    threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+    ).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:

@@ -43,7 +43,14 @@ def served(tmp_path: Path, migrated_templates: MigratedTemplates) -> tuple[TestC
     _seed(migrated_templates.sqlite_copy(path))
     settings = Settings(sqlite=str(path), api_keys=OPERATOR, rpc_address=NO_WALLET)
     services = Services.build(settings)
-    asyncio.run(services.stores.load())
+
+    async def load() -> None:
+        # Its connections belong to this loop: closed with it, not left to a worker
+        # thread that would post to a closed loop later.
+        await services.stores.load()
+        await services.db.dispose()
+
+    asyncio.run(load())
     return TestClient(build_app(settings, services)), services
 
 
