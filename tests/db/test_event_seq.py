@@ -18,12 +18,14 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, text, update
 
 from tests.db.support import new_request
-from xmrgate.adapters.store import db as db_module
-from xmrgate.adapters.store.db import MIGRATIONS_DIR, Database, alembic_config, utcnow
+from xmrgate.adapters.store import schema_upgrade
+from xmrgate.adapters.store.db import Database, utcnow
 from xmrgate.adapters.store.listing import SqlListing
 from xmrgate.adapters.store.outbox import insert_events
 from xmrgate.adapters.store.payments import PaymentStore
 from xmrgate.adapters.store.retention import RetentionStore
+from xmrgate.adapters.store.schema_revision import MIGRATIONS_DIR
+from xmrgate.adapters.store.schema_upgrade import alembic_config
 from xmrgate.adapters.store.tables import events
 from xmrgate.domain.errors import DatabaseFault
 
@@ -279,7 +281,7 @@ def test_a_failed_sqlite_migration_is_rolled_back_with_foreign_keys_on_again(
             async with db.engine.begin() as conn:
                 await conn.run_sync(_fill_0006)
             before, _ = await _state(db)
-            monkeypatch.setattr(db_module, "_upgrade_to_head", upgrade)
+            monkeypatch.setattr(schema_upgrade, "upgrade_to_head", upgrade)
             with pytest.raises(error):
                 await db.migrate()
             after, foreign_keys = await _state(db)

@@ -14,10 +14,11 @@ import pytest
 from alembic import command
 from sqlalchemy import select, text, update
 
-from xmrgate.adapters.store.db import Database, alembic_config, utcnow
+from xmrgate.adapters.store.db import Database, utcnow
 from xmrgate.adapters.store.listing import SqlListing
 from xmrgate.adapters.store.outbox import OutboxStore
 from xmrgate.adapters.store.payments import PaymentStore
+from xmrgate.adapters.store.schema_upgrade import alembic_config
 from xmrgate.adapters.store.sync_store import SqlSyncStore
 from xmrgate.adapters.store.tables import events, payment_requests
 from xmrgate.core.invoices import Invoices, ListQuery, decode_cursor

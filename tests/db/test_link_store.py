@@ -17,11 +17,12 @@ from alembic.migration import MigrationContext
 from sqlalchemy import Connection, func, insert, inspect, select, text, update
 
 from xmrgate.adapters.store.address_pool import SqlAddressPool
-from xmrgate.adapters.store.db import Database, alembic_config, utcnow
+from xmrgate.adapters.store.db import Database, utcnow
 from xmrgate.adapters.store.links import SqlLinkStore
 from xmrgate.adapters.store.listing import SqlListing
 from xmrgate.adapters.store.outbox import insert_events
 from xmrgate.adapters.store.payments import PaymentStore
+from xmrgate.adapters.store.schema_upgrade import alembic_config
 from xmrgate.adapters.store.stores import SqlStores
 from xmrgate.adapters.store.tables import events, metadata, payment_requests, transfers
 from xmrgate.core.invoices import ListQuery

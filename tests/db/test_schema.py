@@ -14,7 +14,9 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection
 
-from xmrgate.adapters.store.db import MIGRATIONS_DIR, Database, alembic_config
+from xmrgate.adapters.store.db import Database
+from xmrgate.adapters.store.schema_revision import MIGRATIONS_DIR
+from xmrgate.adapters.store.schema_upgrade import alembic_config
 from xmrgate.adapters.store.tables import metadata
 
 

@@ -10,7 +10,8 @@ from typing import Any
 from alembic import command
 from sqlalchemy import Connection, inspect, text
 
-from xmrgate.adapters.store.db import Database, alembic_config, utcnow
+from xmrgate.adapters.store.db import Database, utcnow
+from xmrgate.adapters.store.schema_upgrade import alembic_config
 from xmrgate.adapters.store.stores import SqlStores
 from xmrgate.domain.stores import DEFAULT_STORE, Store
 

@@ -15,7 +15,8 @@ from typing import Any
 from alembic import command
 from sqlalchemy import Connection, insert, text
 
-from xmrgate.adapters.store.db import Database, alembic_config, utcnow
+from xmrgate.adapters.store.db import Database, utcnow
+from xmrgate.adapters.store.schema_upgrade import alembic_config
 from xmrgate.adapters.store.tables import payment_requests, stores, transfers
 
 TX = "ab" * 32

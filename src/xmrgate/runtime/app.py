@@ -11,6 +11,7 @@ from xmrgate.adapters.store.consent_tokens import SqlConsentTokens
 from xmrgate.adapters.store.flood_windows import SqlFloodWindows
 from xmrgate.config import Settings
 from xmrgate.runtime.container import Services
+from xmrgate.runtime.lean_process import freeze_startup_objects
 from xmrgate.runtime.supervisor import Supervisor
 from xmrgate.web.app import create_app
 
@@ -23,6 +24,7 @@ def build_app(settings: Settings, services: Services | None = None) -> FastAPI:
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         supervisor = Supervisor(services)
         await supervisor.start()
+        freeze_startup_objects()  # full collections stop walking the start's objects
         try:
             yield
         finally:

@@ -144,22 +144,10 @@ LIMIT_CONCURRENCY = 2048
 
 def serve(settings: Settings) -> None:
     """Run the gateway until interrupted."""
-    from xmrgate.runtime.workers import (
-        MULTIPROC_ENV,
-        give_workers_a_metrics_dir,
-        hand_settings_to_workers,
-    )
-
-    # Before prometheus-client is imported (it picks its mode then): one process keeps
-    # its metrics in memory; a stray multiprocess directory would make it write files.
-    for name in (MULTIPROC_ENV, MULTIPROC_ENV.lower()):
-        os.environ.pop(name, None)
-    import uvicorn
-
-    from xmrgate.runtime.app import build_app
-    from xmrgate.runtime.http_limits import BoundedHttpToolsProtocol
     from xmrgate.runtime.logs import redact_url, setup_logging
 
+    # The refusals come before the server and the app are imported (0.6 s of CPU): a
+    # refused configuration says so at once.
     setup_logging(settings.log_format)
     refuse_playground_rate(settings)
     if settings.api_keys is None and not settings.bind_is_loopback:
@@ -174,6 +162,24 @@ def serve(settings: Settings) -> None:
         )
     if settings.workers > 1 and settings.database_kind != "postgresql":
         raise SystemExit("xmrgate: --workers above 1 needs --postgresql (SQLite has one writer)")
+    from xmrgate.runtime.workers import (
+        MULTIPROC_ENV,
+        give_workers_a_metrics_dir,
+        hand_settings_to_workers,
+    )
+
+    # Before prometheus-client is imported (it picks its mode then): one process keeps
+    # its metrics in memory; a stray multiprocess directory would make it write files.
+    for name in (MULTIPROC_ENV, MULTIPROC_ENV.lower()):
+        os.environ.pop(name, None)
+    from xmrgate.runtime.lean_process import migrate_in_child, skip_optional_imports
+
+    skip_optional_imports()  # before httpx is imported
+    import uvicorn
+
+    from xmrgate.runtime.app import build_app
+    from xmrgate.runtime.http_writes import GatewayHttpProtocol
+
     log.info(
         "xmrgate %s listening on http://%s (database: %s, wallet-rpc: %s, workers: %d)",
         __version__,
@@ -182,6 +188,9 @@ def serve(settings: Settings) -> None:
         redact_url(settings.rpc_address),
         settings.workers,
     )
+    # Alembic never enters this process (nor its workers): the schema is migrated in a
+    # child, if it has to be, before anything serves.
+    migrate_in_child(settings.database_url())
     common = {
         "host": settings.bind_host,
         "port": settings.bind_port,
@@ -194,8 +203,9 @@ def serve(settings: Settings) -> None:
         # count/size are capped by web/api/security.py's HeaderLimits once a head is whole.
         "timeout_keep_alive": 5,
         "limit_concurrency": LIMIT_CONCURRENCY,
-        # httptools with bounds on an unfinished head (size and time): runtime/http_limits.py.
-        "http": BoundedHttpToolsProtocol,
+        # httptools with bounds on an unfinished head (size and time: runtime/http_limits.py),
+        # each answer in one send (runtime/http_writes.py).
+        "http": GatewayHttpProtocol,
     }
     if settings.workers == 1:
         uvicorn.run(build_app(settings), **common)  # type: ignore[arg-type]

@@ -14,20 +14,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from alembic import command
-from alembic.config import Config
-from alembic.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, event, text
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, SQLAlchemyError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
+from xmrgate.adapters.store.schema_revision import at_newest
 from xmrgate.domain.errors import (
     AlreadyExists,
     DatabaseFault,
@@ -39,7 +36,6 @@ from xmrgate.domain.errors import (
 
 log = logging.getLogger(__name__)
 
-MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 # Arbitrary but fixed keys of PostgreSQL advisory locks.
 MIGRATION_LOCK_KEY = 0x786D7267_0001
 SYNC_LOCK_KEY = 0x786D7267_0002
@@ -204,17 +200,30 @@ class Database:
             log.debug("database ping failed", exc_info=True)
             return False
 
+    async def schema_current(self) -> bool:
+        """True when the schema is at the newest revision (read without Alembic)."""
+        with _translated(writing=False):
+            async with self.engine.connect() as conn:
+                return await conn.run_sync(at_newest)
+
     async def migrate(self) -> None:
-        """Bring the schema to the newest revision; safe to run from several processes."""
+        """Bring the schema to the newest revision; safe to run from several processes.
+
+        Alembic is imported only when there is something to do (schema_upgrade.py).
+        """
+        if await self.schema_current():
+            return
+        from xmrgate.adapters.store.schema_upgrade import upgrade_to_head
+
         with _translated():
             if self.is_sqlite:
-                await self._migrate_sqlite()
+                await self._migrate_sqlite(upgrade_to_head)
                 return
             async with self.engine.begin() as conn:
                 await conn.execute(text(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK_KEY})"))
-                await conn.run_sync(_upgrade_to_head)
+                await conn.run_sync(upgrade_to_head)
 
-    async def _migrate_sqlite(self) -> None:
+    async def _migrate_sqlite(self, upgrade: Callable[[Connection], None]) -> None:
         """SQLite's documented way to alter tables (https://sqlite.org/lang_altertable.html).
 
         A revision that rebuilds a table (copy, drop, rename) needs foreign keys off:
@@ -224,17 +233,18 @@ class Database:
         the file's write lock and makes the DDL part of the transaction). A reference
         the revisions left dangling (``PRAGMA foreign_key_check``) rolls it all back,
         and the connection goes back to the pool with foreign keys on (or is
-        discarded). Nothing of this when the schema is current.
+        discarded). Nothing of this when the schema is current (checked again under
+        the write lock: another process may have migrated since ``migrate`` looked).
         """
         async with self.engine.connect() as conn:
-            if await conn.run_sync(_at_head):
+            if await conn.run_sync(at_newest):
                 return
             await conn.exec_driver_sql("PRAGMA foreign_keys=OFF")
             try:
                 await conn.exec_driver_sql("BEGIN IMMEDIATE")
                 try:
                     before = await conn.run_sync(_broken_references)
-                    await conn.run_sync(_upgrade_to_head)
+                    await conn.run_sync(upgrade)
                     broken = await conn.run_sync(_broken_references) - before
                     if broken:
                         log.error("the migration broke foreign keys: %s", sorted(broken))
@@ -288,24 +298,6 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA busy_timeout=30000")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
-
-
-def alembic_config(connection: Connection) -> Config:
-    """An Alembic configuration whose ``env.py`` runs on ``connection``."""
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS_DIR))
-    config.attributes["connection"] = connection
-    return config
-
-
-def _upgrade_to_head(connection: Connection) -> None:
-    command.upgrade(alembic_config(connection), "head")
-
-
-def _at_head(connection: Connection) -> bool:
-    """True when the database is at the newest revision (nothing to migrate)."""
-    heads = ScriptDirectory.from_config(alembic_config(connection)).get_heads()
-    return set(MigrationContext.configure(connection).get_current_heads()) == set(heads)
 
 
 def _broken_references(connection: Connection) -> set[tuple[Any, ...]]:

@@ -1,0 +1,172 @@
+"""The serving process stays free of Alembic and of libraries' optional extras (issue 29).
+
+``Database.migrate`` knows a current schema from the revision files' names, without
+Alembic; ``xmrgate serve`` migrates a schema that is behind in a child process
+(``runtime/lean_process.py``). Each check that a module was NOT imported runs in a new
+interpreter: this test process has imported Alembic long ago.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import subprocess
+import sys
+import textwrap
+import weakref
+from pathlib import Path
+
+import pytest
+from alembic.config import Config
+from alembic.script import ScriptDirectory
+
+from xmrgate.adapters.store.db import Database
+from xmrgate.adapters.store.schema_revision import MIGRATIONS_DIR, at_newest, newest_revision
+
+
+def _python(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def _sqlite_url(path: Path) -> str:
+    return f"sqlite+aiosqlite:///{path}"
+
+
+def _is_current(url: str) -> bool:
+    async def check() -> bool:
+        db = Database(url)
+        try:
+            async with db.engine.connect() as conn:
+                return await conn.run_sync(at_newest)
+        finally:
+            await db.dispose()
+
+    return asyncio.run(check())
+
+
+def test_the_newest_revision_by_file_name_is_alembics_head() -> None:
+    """The cheap reading agrees with Alembic's own (a branch or a misnamed file fails)."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    assert ScriptDirectory.from_config(config).get_heads() == [newest_revision()]
+
+
+def test_a_current_schema_is_migrated_without_importing_alembic(tmp_path: Path) -> None:
+    url = _sqlite_url(tmp_path / "gw.sqlite3")
+    assert not _is_current(url)
+    done = _python(
+        f"""
+        import asyncio, sys
+        from xmrgate.adapters.store.db import Database
+        async def main(url):
+            db = Database(url)
+            try:
+                await db.migrate()
+                loaded_first = "alembic" in sys.modules
+                for name in [m for m in sys.modules if m.split(".")[0] in ("alembic", "mako")]:
+                    del sys.modules[name]
+                await db.migrate()  # the schema is current now
+                print(loaded_first, "alembic" in sys.modules)
+            finally:
+                await db.dispose()
+        asyncio.run(main({url!r}))
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    # The first migration needed Alembic; the second found nothing to do without it.
+    assert done.stdout.split() == ["True", "False"]
+    assert _is_current(url)
+
+
+def test_serve_migrates_in_a_child_and_never_imports_alembic(tmp_path: Path) -> None:
+    url = _sqlite_url(tmp_path / "gw.sqlite3")
+    done = _python(
+        f"""
+        import sys
+        from xmrgate.runtime.lean_process import migrate_in_child
+        migrate_in_child({url!r})
+        print("alembic" in sys.modules)
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False"]
+    assert _is_current(url)
+
+
+def test_a_failed_migration_in_the_child_refuses_the_start_with_its_message(
+    tmp_path: Path,
+) -> None:
+    """A database at a revision this version does not know (a downgraded gateway)."""
+    path = tmp_path / "gw.sqlite3"
+    url = _sqlite_url(path)
+    asyncio.run(_record_revision(url, "9999"))
+    from xmrgate.runtime.lean_process import migrate_in_child
+
+    with pytest.raises(SystemExit) as refused:
+        migrate_in_child(url)
+    message = str(refused.value.code)
+    assert "migrating the database failed" in message
+    assert "9999" in message
+
+
+async def _record_revision(url: str, revision: str) -> None:
+    db = Database(url)
+    try:
+        async with db.engine.begin() as conn:
+            await conn.exec_driver_sql("CREATE TABLE alembic_version (version_num VARCHAR(32))")
+            await conn.exec_driver_sql(f"INSERT INTO alembic_version VALUES ('{revision}')")
+    finally:
+        await db.dispose()
+
+
+def test_an_unreachable_database_is_left_to_the_start_to_report() -> None:
+    """No child, no exit here: the lifespan reports the outage as it always has."""
+    from xmrgate.runtime.lean_process import migrate_in_child
+
+    migrate_in_child("postgresql+asyncpg://postgres@127.0.0.1:1/none")
+
+
+def test_httpx_and_httpcore_work_without_their_optional_extras() -> None:
+    done = _python(
+        """
+        import asyncio, sys
+        from xmrgate.runtime.lean_process import skip_optional_imports
+        skip_optional_imports()
+        import httpx
+        async def main():
+            async with httpx.AsyncClient() as client:
+                return client.timeout.connect
+        loaded = [name for name in ("rich", "pygments", "trio") if sys.modules.get(name)]
+        print(asyncio.run(main()), loaded)
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["5.0", "[]"]
+
+
+def test_the_start_s_objects_are_frozen_and_its_garbage_collected() -> None:
+    from xmrgate.runtime.lean_process import freeze_startup_objects
+
+    class Cycle:
+        other: object = None
+
+    gc.unfreeze()
+    try:
+        a, b = Cycle(), Cycle()
+        a.other, b.other = b, a
+        garbage = weakref.ref(a)
+        kept = Cycle()
+        del a, b
+        freeze_startup_objects()
+        assert garbage() is None  # collected before the freeze, not frozen with the rest
+        assert gc.get_freeze_count() > 0
+        assert kept not in gc.get_objects()  # frozen: the collector no longer walks it
+    finally:
+        gc.unfreeze()
+        gc.freeze()  # as tests/conftest.py left it
