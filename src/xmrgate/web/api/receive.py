@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from xmrgate.core.payment_requests import NewPaymentRequest
@@ -16,8 +16,9 @@ from xmrgate.domain.records import OutboxEvent
 from xmrgate.web.api.idempotency import idempotent
 from xmrgate.web.api.invoice_docs import CreatedRequest, ReceiveStatus
 from xmrgate.web.api.schemas import ReceiveRequest
-from xmrgate.web.api.security import require
-from xmrgate.web.deps import GatewayDep
+from xmrgate.web.api.security import check_scope, require
+from xmrgate.web.api.status_params import STATUS_PARAMETERS, height_bound
+from xmrgate.web.deps import GatewayDep, get_gateway
 
 router = APIRouter()
 
@@ -84,24 +85,25 @@ async def create_payment_request(
 
 @router.get(
     "/receive/{address}",
-    dependencies=[require("read")],
     response_model=None,
     responses={200: {"model": ReceiveStatus, "description": "Totals, status, transfers"}},
+    openapi_extra={"parameters": STATUS_PARAMETERS},
 )
-async def get_payment_status(
-    address: str,
-    gateway: GatewayDep,
-    min: Annotated[int | None, Query(ge=0, le=2**31 - 1)] = None,
-    max: Annotated[int | None, Query(ge=0, le=2**31 - 1)] = None,
-) -> JSONResponse:
+async def get_payment_status(request: Request) -> JSONResponse:
     """Totals and transfers of a payment request, from the database (never the wallet)."""
-    if min is not None and max is not None and min > max:
-        raise InvalidInput(f"min ({min}) must not be greater than max ({max})")
-    status = await gateway.payment_requests.status(address)
+    # The hottest read: its parameters are read here, in the same order and with the
+    # same rules as FastAPI would (scope, store, then ?min/?max), instead of through
+    # FastAPI's dependency solving, a third of this read's CPU (issue 29).
+    check_scope(request, "read")
+    gateway = await get_gateway(request)
+    low, high = height_bound(request, "min"), height_bound(request, "max")
+    if low is not None and high is not None and low > high:
+        raise InvalidInput(f"min ({low}) must not be greater than max ({high})")
+    status = await gateway.payment_requests.status(request.path_params["address"])
     # Built directly: the body is plain JSON types, FastAPI's encoder pass is not needed.
     return JSONResponse(
         receive_status_json(
-            status.request, status.transfers, status.chain_height, min, max, now=time.time()
+            status.request, status.transfers, status.chain_height, low, high, now=time.time()
         )
     )
 

@@ -46,22 +46,27 @@ MAX_HEADERS = 100
 MAX_HEADER_BYTES = 16 * 1024
 
 
-def require(scope: str) -> Any:
-    """A dependency that lets a request through only with a key holding ``scope``.
+def check_scope(request: Request, scope: str) -> None:
+    """Let the request through only with a key holding ``scope`` (Forbidden otherwise).
 
     Without configured keys every request passes (loopback deployments).
     """
+    key: ApiKey | None = getattr(request.state, "api_key_record", None)
+    # Open gateway (no configured keys): a caller without a key may do anything,
+    # a store key presented to it still has only its scopes.
+    if key is None and not request.app.state.gateway.api_keys:
+        return
+    if key is None:  # ApiKeyGate lets no keyless request reach a route
+        raise Unauthorized("an API key is required: Authorization: Bearer <key>")
+    if scope not in key.scopes:
+        raise Forbidden(f"this API key lacks the '{scope}' scope")
+
+
+def require(scope: str) -> Any:
+    """A dependency that runs ``check_scope`` for ``scope``."""
 
     async def check(request: Request) -> None:
-        key: ApiKey | None = getattr(request.state, "api_key_record", None)
-        # Open gateway (no configured keys): a caller without a key may do anything,
-        # a store key presented to it still has only its scopes.
-        if key is None and not request.app.state.gateway.api_keys:
-            return
-        if key is None:  # ApiKeyGate lets no keyless request reach a route
-            raise Unauthorized("an API key is required: Authorization: Bearer <key>")
-        if scope not in key.scopes:
-            raise Forbidden(f"this API key lacks the '{scope}' scope")
+        check_scope(request, scope)
 
     return Depends(check)
 
