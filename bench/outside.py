@@ -41,6 +41,8 @@ from typing import Any
 
 from bench.baseline import Baseline, checkout
 from bench.common import REPO_ROOT, percentile
+from bench.outside_profile import Sampler
+from bench.outside_profile import table as profile_table
 from bench.outside_subjects import (
     cpu_of,
     process_tree,
@@ -74,6 +76,9 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--seconds", type=float, default=6.0, help="a read round (default 6)")
     parser.add_argument(
         "--read-rounds", type=int, default=3, help="read rounds, median kept (default 3)"
+    )
+    parser.add_argument(
+        "--profile", action="store_true", help="py-spy: CPU per request by stage (xmrgate only)"
     )
     parser.add_argument("--idle", type=float, default=30.0, help="idle window (default 30)")
     parser.add_argument(
@@ -206,10 +211,27 @@ def _on_sigterm(_signum: int, _frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+def _sampler(args: argparse.Namespace, f: Figures) -> Sampler | None:
+    """py-spy on an xmrgate gateway for one load, with ``--profile``."""
+    if not args.profile or f.subject.key == "moneropay":
+        return None
+    out = Path(tempfile.mkstemp(prefix="xmrgate-profile-", suffix=".txt")[1])
+    return Sampler(f.subject.pid, 120, out)
+
+
+def _keep(sampler: Sampler | None, f: Figures, load: str, requests: int) -> None:
+    if sampler is not None:
+        f.profiles[load] = sampler.stop(requests)
+        sampler.out.unlink(missing_ok=True)
+
+
 def _measure(args: argparse.Namespace, figures: list[Figures]) -> None:
     print(f"\n== 1. {SEQUENTIAL} sequential POST /receive (outside_client.py)", flush=True)
     for f in _turns(figures, 0):
+        wait_pool(f.subject)  # before the profile starts: a refill is not the POSTs' work
+        sampler = _sampler(args, f)
         _guard(f, "sequential POST", partial(_sequential, f))
+        _keep(sampler, f, "POST", SEQUENTIAL + WARMUP)
     print(f"\n== 2. {args.rounds} bursts of {BURST} POST /receive over {CONNECTIONS} connections")
     bursts: dict[str, list[dict[str, Any]]] = {f.subject.key: [] for f in figures}
     for r in range(args.rounds):
@@ -225,7 +247,10 @@ def _measure(args: argparse.Namespace, figures: list[Figures]) -> None:
     reads: dict[str, list[dict[str, float]]] = {f.subject.key: [] for f in figures}
     for r in range(args.read_rounds):
         for f in _turns(figures, r + 1):
+            sampler = _sampler(args, f) if r == 0 else None
             _guard(f, "read load", partial(_read, f, args.seconds, reads[f.subject.key]))
+            if reads[f.subject.key]:
+                _keep(sampler, f, "GET", round(reads[f.subject.key][-1]["read_rps"] * args.seconds))
     for f in figures:
         _rss(f)  # 4.
     print(f"\n== 5. idle for {args.idle:g} s (every gateway and wallet-rpc at once)", flush=True)
@@ -266,6 +291,13 @@ def _report(
         "\n== outside, side by side (ratio = new / other: > 1 better for req/s, < 1 for the rest)"
     )
     print(table(figures))
+    if args.profile:
+        by_load = {
+            load: {f.subject.key: f.profiles[load] for f in figures if load in f.profiles}
+            for load in ("POST", "GET")
+        }
+        print("\n== where the gateway's CPU goes (py-spy, GIL-holding samples: outside_profile.py)")
+        print(profile_table(by_load))
     for f in figures:
         for note in f.notes:
             print(f"  {f.subject.label}: {note}")

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass, field
 
 from bench.common import fmt
+from bench.outside_profile import Profile
 from bench.outside_subjects import Subject
 
 SEQUENTIAL = 200
@@ -46,6 +47,8 @@ class Figures:
     values: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     addresses: list[str] = field(default_factory=list)
+    #: With --profile: "POST" / "GET" -> where the gateway's CPU went.
+    profiles: dict[str, Profile] = field(default_factory=dict)
 
 
 def _cell(value: float | None, unit: str) -> str:

@@ -170,8 +170,10 @@ def create_app(
     # A point-of-sale sale priced in fiat expires with its rate lock (web/api/pos.py).
     app.state.rate_lock = int(settings.rate_lock)
     install_error_handlers(app)
-    app.include_router(invoices.router)
+    # First: the router tries routes in order, and /receive's are the hottest (issue 29:
+    # GET /receive/:address matched after the invoice routes cost it 10 % of its CPU).
     app.include_router(receive.router)
+    app.include_router(invoices.router)
     app.include_router(transfer.router)
     app.include_router(wallet_status.router)
     app.include_router(api_docs.router)
