@@ -14,6 +14,7 @@ import pytest
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.testclient import TestClient
+from starlette.routing import Route
 
 from tests.unit.gateway_builder import fake_app, fake_gateway
 from xmrgate.config import Settings
@@ -79,3 +80,19 @@ def test_min_and_max_are_read_as_fastapi_read_them(query: str) -> None:
         # The first bad parameter is named as FastAPI names it.
         named = {tuple(error["loc"]) for error in answer.json()["detail"]}
         assert any(str(loc) in ours for loc in named)
+
+
+def test_the_read_is_answered_by_a_plain_route_tried_first() -> None:
+    """FastAPI's route documents it; the plain one before it answers, GET only."""
+    app = fake_app(Settings(), fake_gateway())
+    first = app.router.routes[0]
+    assert type(first) is Route
+    assert (first.path, first.methods) == ("/receive/{address}", {"GET"})
+    with TestClient(app) as client:
+        address = client.post("/receive", json={"amount": 5}).json()["address"]
+        answer = client.get(f"/receive/{address}")
+        assert answer.status_code == 200 and answer.json()["amount"]["expected"] == 5
+        assert client.get(f"/receive/{address}?min=-1").json()["status"] == 400
+        for method in ("HEAD", "PUT"):  # as FastAPI's GET-only route answered them
+            assert client.request(method, f"/receive/{address}").status_code == 405
+        assert client.delete(f"/receive/{address}").json()["deleted"] is True

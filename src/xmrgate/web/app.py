@@ -205,6 +205,8 @@ def create_app(
             # The point-of-sale screen goes with the dashboard; it shows the checkout's
             # QR code (/pay/<address>/qr.svg), so --no-checkout leaves it out too.
             app.include_router(build_pos_router())
+    # The hottest read, tried before every other route (web/api/receive.py: status_route).
+    app.router.routes.insert(0, receive.status_route())
     app.openapi = lambda: _openapi_with_error_shape(app)  # type: ignore[method-assign]
     # The last added runs first: header limits, body limit, API key, MoneroPay header.
     app.add_middleware(

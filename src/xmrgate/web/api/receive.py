@@ -7,6 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
+from starlette.routing import Route
 
 from xmrgate.core.payment_requests import NewPaymentRequest
 from xmrgate.domain.errors import InvalidInput
@@ -106,6 +107,20 @@ async def get_payment_status(request: Request) -> JSONResponse:
             status.request, status.transfers, status.chain_height, low, high, now=time.time()
         )
     )
+
+
+def status_route() -> Route:
+    """``get_payment_status`` as a plain Starlette route, for the app to try first.
+
+    FastAPI's route above stays for the documentation (its parameters are declared there);
+    a request is answered by this one: FastAPI's route machinery around an endpoint that
+    takes only the request (its matching through the included routers, the request
+    handler, the dependency pass) was 35 us of this read's 80 us in the app (issue 29).
+    GET only, as FastAPI's route: Starlette would add HEAD.
+    """
+    route = Route("/receive/{address}", get_payment_status, methods=["GET"])
+    route.methods = {"GET"}
+    return route
 
 
 @router.delete("/receive/{address}", dependencies=[require("receive")])
