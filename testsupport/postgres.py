@@ -33,10 +33,14 @@ def create_pg_database(
     """Create a fresh database named ``<prefix><random>``; return its URL.
 
     ``template``: the URL of a database (with no session open) to copy instead of the
-    server's empty ``template1``.
+    server's empty ``template1``. It is copied file by file (``FILE_COPY``, each file
+    synced by this statement) rather than through the WAL (PostgreSQL 15's default): a
+    WAL copy leaves its 300 files for the next checkpoint to sync, and a run's copies
+    alive at once made every checkpoint (each DROP DATABASE waits for one) sync 15,000
+    files, 15-20 s each.
     """
     name = f"{prefix}{os.urandom(5).hex()}"
-    copy = f' TEMPLATE "{template.rsplit("/", 1)[1]}"' if template else ""
+    copy = f' TEMPLATE "{template.rsplit("/", 1)[1]}" STRATEGY FILE_COPY' if template else ""
     asyncio.run(_execute(admin_url, f'CREATE DATABASE "{name}"{copy}'))
     return admin_url.rsplit("/", 1)[0] + f"/{name}"
 

@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import socket
 import threading
-import time
 from collections.abc import Coroutine
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -34,6 +33,16 @@ class PromptServer(uvicorn.Server):
     def __init__(self, config: uvicorn.Config) -> None:
         super().__init__(config)
         self.stop = asyncio.Event()
+        # Set once its startup ended (``started`` says how): the test thread waits on it
+        # rather than looking at ``started`` every 20 ms (20 ms for each of the hundred
+        # apps served, where the startup takes 0.5 ms: the median of 20 on this host).
+        self.startup_ended = threading.Event()
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        try:
+            await super().startup(sockets)
+        finally:
+            self.startup_ended.set()
 
     async def main_loop(self) -> None:
         # on_tick(0) as uvicorn's loop calls it every tenth: the Date header, once a second.
@@ -74,9 +83,7 @@ class ServedApp:
             target=self.loop.run_until_complete, args=(self.server.serve(sockets=[sock]),)
         )
         self.thread.start()
-        deadline = time.monotonic() + start_timeout
-        while not self.server.started and time.monotonic() < deadline:
-            time.sleep(0.02)
+        self.server.startup_ended.wait(start_timeout)
         assert self.server.started, "uvicorn did not start"
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float = 10) -> T:

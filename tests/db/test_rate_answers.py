@@ -22,9 +22,12 @@ postgresql_only = pytest.mark.parametrize("backend", ["postgresql"], indirect=Tr
 T0 = datetime(2026, 5, 1, 12, 0, 0, 123456, tzinfo=UTC)
 
 #: The backend holding the rates' lock, seen from another connection.
+# In this test's database only: other databases of the server (other tests' processes, a
+# gateway of someone else's) hold the same key, and the test kills the holder it finds.
 LOCK_HOLDER = (
     "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted "
-    f"AND classid = {RATES_LOCK_KEY >> 32} AND objid = {RATES_LOCK_KEY & 0xFFFFFFFF}"
+    f"AND classid = {RATES_LOCK_KEY >> 32} AND objid = {RATES_LOCK_KEY & 0xFFFFFFFF} "
+    "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
 )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Awaitable
 
 import pytest
 
@@ -16,7 +17,7 @@ from tests.unit.fakes import (
     FakePoolWallet,
     FakeWallet,
 )
-from xmrgate.core import address_pool, payment_requests
+from xmrgate.core import payment_requests
 from xmrgate.core.address_pool import SILENCE, AddressPool, Labeler, ensure_lookahead
 from xmrgate.core.payment_requests import NewPaymentRequest, PaymentRequests
 from xmrgate.domain.errors import AddressPoolEmpty, WalletUnavailable
@@ -100,9 +101,7 @@ def test_create_takes_from_the_pool_without_asking_the_wallet() -> None:
     assert 1 not in store.pool and pool_wallet.labels == {}  # the label comes later
 
     async def drain() -> None:
-        # Stopped as soon as the label is applied (within the 0.05 s it had before),
-        # while the labeler sleeps its LABEL_GAP: it then ends at once. Stopped later, it
-        # would sit in its next 1 s wait for the queue before it looks at ``stop``.
+        # Stopped as soon as the label is applied (within the 0.05 s it had before).
         stop = asyncio.Event()
         task = asyncio.create_task(labels.run(stop))
         with contextlib.suppress(TimeoutError):
@@ -114,9 +113,34 @@ def test_create_takes_from_the_pool_without_asking_the_wallet() -> None:
     assert pool_wallet.labels == {1: "order 9"}
 
 
+def test_the_labeler_stops_at_once_while_it_waits_for_a_label() -> None:
+    """A gateway's shutdown waits for its labeler: one waiting on an empty queue ends at
+    once (it looked at ``stop`` once a second), leaving no get behind to lose a label."""
+    pool_wallet = LabelWallet()
+    labels = Labeler(pool_wallet)
+
+    async def stop_while_waiting() -> tuple[float, int]:
+        stop = asyncio.Event()
+        task = asyncio.create_task(labels.run(stop))
+        labels.label_later(4, "first")
+        await asyncio.wait_for(pool_wallet.labelled.wait(), 5)
+        await asyncio.sleep(0.05)  # past its LABEL_GAP: waiting on the empty queue
+        stopped = time.monotonic()
+        stop.set()
+        await asyncio.wait_for(task, 5)
+        took = time.monotonic() - stopped
+        labels.label_later(5, "after the stop")  # no get of the labeler left to take it
+        await asyncio.sleep(0.01)
+        return took, labels._queue.qsize()
+
+    took, queued = asyncio.run(stop_while_waiting())
+    assert took < 0.1 and queued == 1
+    assert pool_wallet.labels == {4: "first"}
+
+
 class SlowPoolWallet(FakePoolWallet):
-    """Each batch takes ``delay`` seconds; ``hang`` makes every batch after the first hang;
-    ``down`` refuses every batch after the first; ``busy_every`` makes every n-th save take
+    """After the first batch (the pool before the requests), each takes ``delay`` seconds,
+    ``hang`` makes each hang, ``down`` refuses each; ``busy_every`` makes every n-th save take
     ``busy`` seconds (a sync tick's refresh or a large wallet file's ``store`` ahead of it)."""
 
     def __init__(
@@ -137,7 +161,8 @@ class SlowPoolWallet(FakePoolWallet):
             raise WalletUnavailable("wallet-rpc refused the connection", request_sent=False)
         if self.calls and self.hang:
             await asyncio.Event().wait()
-        await asyncio.sleep(self.delay)
+        if self.calls:
+            await asyncio.sleep(self.delay)
         return await super().create_addresses(count)
 
     async def save(self) -> None:
@@ -145,6 +170,9 @@ class SlowPoolWallet(FakePoolWallet):
         if self.busy_every and self.saves % self.busy_every == 0:
             await asyncio.sleep(self.busy)
         await super().save()
+
+
+Outcome = tuple[list[PaymentRequest | BaseException], float]
 
 
 async def _with_refill_loop(
@@ -156,7 +184,8 @@ async def _with_refill_loop(
     start_loop_after: float = 0.0,
     wallet_down: str | None = None,
     starting: bool = False,
-) -> tuple[list[PaymentRequest | BaseException], float]:
+    silence: float = SILENCE,
+) -> Outcome:
     """Fill a pool, run its refill loop, make ``requests`` concurrent (or sequential)
     requests; ``start_loop_after`` delays the loop as the start-up's first check does."""
     store = FakePoolStore()
@@ -164,7 +193,7 @@ async def _with_refill_loop(
     async def down(_deadline: float) -> str | None:
         return wallet_down
 
-    pool = AddressPool(wallet, store, size=size, low_water=0, wallet_down=down)
+    pool = AddressPool(wallet, store, size=size, low_water=0, wallet_down=down, silence=silence)
     if not start_loop_after:
         await pool.refill()
     stop = asyncio.Event()
@@ -198,6 +227,11 @@ async def _with_refill_loop(
     return made, time.monotonic() - started
 
 
+async def _together(*runs: Awaitable[Outcome]) -> list[Outcome]:
+    """Scenarios, each on a pool of its own, run at once: their waits overlap."""
+    return list(await asyncio.gather(*runs))
+
+
 def _all_made(made: list[PaymentRequest | BaseException], count: int) -> None:
     refused = [m for m in made if not isinstance(m, PaymentRequest)]
     assert not refused, refused[:3]
@@ -223,28 +257,40 @@ def test_a_busy_wallet_is_waited_for_not_refused() -> None:
     """Issue 17: a wallet that is busy for 1.5 s now and then (a sync tick's refresh, the
     ``store`` of a large wallet file) is not a dead one. The old rule (a step older than
     0.75 s means hung) refused every waiting request at once: 30 of a 260-request burst."""
-    wallet = SlowPoolWallet(delay=0.01, busy=1.0, busy_every=3)
-    made, _ = asyncio.run(_with_refill_loop(wallet, size=10, requests=30, sequential=True))
-    _all_made(made, 30)
-    assert wallet.saves >= 3, "the wallet was never busy: the test proves nothing"
-    wallet = SlowPoolWallet(delay=0.01, busy=1.0, busy_every=2)
-    made, _ = asyncio.run(_with_refill_loop(wallet, size=10, requests=30))
-    _all_made(made, 30)
-    assert wallet.saves >= 2, "the wallet was never busy: the test proves nothing"
+    one_by_one = SlowPoolWallet(delay=0.01, busy=1.0, busy_every=3)
+    burst = SlowPoolWallet(delay=0.01, busy=1.0, busy_every=2)
+    (made_one_by_one, _), (made_in_a_burst, _) = asyncio.run(
+        _together(
+            _with_refill_loop(one_by_one, size=10, requests=30, sequential=True),
+            _with_refill_loop(burst, size=10, requests=30),
+        )
+    )
+    _all_made(made_one_by_one, 30)
+    assert one_by_one.saves >= 3, "the wallet was never busy: the test proves nothing"
+    _all_made(made_in_a_burst, 30)
+    assert burst.saves >= 2, "the wallet was never busy: the test proves nothing"
 
 
-def test_empty_pool_with_a_hung_wallet_is_503_after_a_silence(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_empty_pool_with_a_hung_wallet_is_503_after_a_silence() -> None:
     """A stopped wallet-rpc: nothing answers, so the waiting requests get 503 saying so
-    once the refill's call has gone unanswered for SILENCE seconds, within the budget."""
+    once the refill's call has gone unanswered for SILENCE seconds (0.3 here), within the
+    budget: not before the silence, and not long after it."""
     assert SILENCE < payment_requests.WALLET_WAIT
-    monkeypatch.setattr(address_pool, "SILENCE", 1.0)
-    made, elapsed = asyncio.run(_with_refill_loop(SlowPoolWallet(hang=True), size=2, requests=4))
+    made, elapsed = asyncio.run(
+        _with_refill_loop(SlowPoolWallet(hang=True), size=2, requests=4, silence=0.3)
+    )
     assert [type(m) for m in made[:2]] == [PaymentRequest, PaymentRequest]
     assert all(isinstance(m, AddressPoolEmpty) for m in made[2:]), made
-    assert "has not answered for 1 s" in str(made[2])
-    assert 1.0 <= elapsed < 1.5
+    assert "has not answered for 0.3 s" in str(made[2])
+    assert 0.3 <= elapsed < 0.8
+
+
+def test_the_silence_said_is_a_gateways() -> None:
+    """The 503 of a gateway's pool names its SILENCE in whole seconds."""
+    pool = AddressPool(FakePoolWallet(), FakePoolStore(), size=1, low_water=0)
+    pool._running, pool._step_since = True, time.monotonic() - SILENCE - 0.01  # a silent call
+    with pytest.raises(AddressPoolEmpty, match=rf"not answered for {SILENCE:.0f} s \(stopped"):
+        asyncio.run(pool.next_round(time.monotonic() + 1))
 
 
 def test_empty_pool_with_the_wallet_down_is_503_at_once() -> None:
@@ -268,12 +314,12 @@ def test_a_slow_wallet_is_waited_for_up_to_the_budget(monkeypatch: pytest.Monkey
 
 def test_requests_at_start_wait_for_the_first_fill() -> None:
     """Issue 17: right after start the pool is empty and its loop not yet running (the
-    supervisor checks the wallet first); a request waits for it instead of a 503."""
+    supervisor checks the wallet first); a request waits for it (0.4 s) instead of a 503."""
     made, elapsed = asyncio.run(
-        _with_refill_loop(FakePoolWallet(), size=5, requests=3, start_loop_after=1.0)
+        _with_refill_loop(FakePoolWallet(), size=5, requests=3, start_loop_after=0.4)
     )
     _all_made(made, 3)
-    assert elapsed >= 1.0
+    assert elapsed >= 0.4
 
 
 def test_at_start_a_wallet_slow_to_open_is_waited_for_past_the_wallet_budget(
@@ -284,16 +330,18 @@ def test_at_start_a_wallet_slow_to_open_is_waited_for_past_the_wallet_budget(
     ready, the shorter budget applies again (the CI failure of this session)."""
     monkeypatch.setattr(payment_requests, "WALLET_WAIT", 0.3)
     monkeypatch.setattr(payment_requests, "OPEN_WAIT", 2.0)
-    made, elapsed = asyncio.run(
-        _with_refill_loop(FakePoolWallet(), size=5, requests=2, start_loop_after=0.8, starting=True)
+    (made, elapsed), (made_ready, _) = asyncio.run(
+        _together(  # starting, and ready
+            _with_refill_loop(
+                FakePoolWallet(), size=5, requests=2, start_loop_after=0.8, starting=True
+            ),
+            _with_refill_loop(FakePoolWallet(), size=5, requests=2, start_loop_after=0.8),
+        )
     )
     _all_made(made, 2)
     assert 0.8 <= elapsed < 2.0
-    made, _ = asyncio.run(
-        _with_refill_loop(FakePoolWallet(), size=5, requests=2, start_loop_after=0.8)
-    )
-    assert all(isinstance(m, AddressPoolEmpty) for m in made), made
-    assert "within 0 s" in str(made[0])
+    assert all(isinstance(m, AddressPoolEmpty) for m in made_ready), made_ready
+    assert "within 0 s" in str(made_ready[0])
 
 
 def test_requests_at_start_fail_fast_when_the_wallet_is_known_down() -> None:

@@ -122,8 +122,10 @@ class AddressPool:
         low_water: int,
         wallet_ok: Callable[[], Awaitable[bool]] = _always_ok,
         wallet_down: Callable[[float], Awaitable[str | None]] = _never_down,
+        silence: float = SILENCE,
     ) -> None:
         self._wallet = wallet
+        self._silence = silence  # a gateway's is SILENCE; tests wait out a shorter one
         self._wallet_ok = wallet_ok
         # Before the loop runs (start-up: the wallet's first check and fill), why a fresh
         # attempt to reach the wallet failed, or None: waiters fail fast only then.
@@ -152,7 +154,7 @@ class AddressPool:
         or at ``deadline`` (a ``time.monotonic()`` value: the caller's budget is spent).
         Raises AddressPoolEmpty, saying which, only when the wallet is known to be down:
         the round failed (connection refused, wallet or database error), a call of the
-        round went unanswered for ``SILENCE`` seconds (wallet stopped or hung), or, at
+        round went unanswered for ``silence`` seconds (wallet stopped or hung), or, at
         start-up before the loop runs, a fresh attempt to reach the wallet failed.
         Waiting here instead of asking the wallet directly keeps a burst of requests
         from queueing hundreds of single calls ahead of the refill's batch.
@@ -172,10 +174,10 @@ class AddressPool:
         self._hurry.set()
         while self._rounds == rounds:
             since = self._step_since
-            if since is not None and time.monotonic() - since > SILENCE:
+            if since is not None and time.monotonic() - since > self._silence:
                 raise AddressPoolEmpty(
                     f"no subaddress is ready and wallet-rpc has not answered for "
-                    f"{SILENCE:.0f} s (stopped or hung?); {RETRY}"
+                    f"{self._silence:g} s (stopped or hung?); {RETRY}"
                 )
             if time.monotonic() >= deadline:
                 return
@@ -302,10 +304,23 @@ class Labeler:
             log.warning("label queue full: subaddress %d stays unlabelled", index)
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Apply queued labels until ``stop``."""
-        while not stop.is_set():
-            with contextlib.suppress(TimeoutError):
-                index, label = await asyncio.wait_for(self._queue.get(), timeout=1.0)
+        """Apply queued labels until ``stop``.
+
+        It waits for a label or ``stop``, whichever comes first, so that a stopping
+        gateway does not wait for it (a timed wait for the queue held each shutdown up to
+        a second)."""
+        stopping = asyncio.create_task(stop.wait())
+        getting: asyncio.Task[tuple[int, str]] | None = None
+        try:
+            while not stop.is_set():
+                if self._queue.empty():
+                    getting = asyncio.create_task(self._queue.get())
+                    await asyncio.wait((getting, stopping), return_when=asyncio.FIRST_COMPLETED)
+                    if not getting.done():
+                        return  # stopping: ``finally`` cancels the get, nothing was taken
+                    index, label = getting.result()
+                else:  # a burst: no task to wait with
+                    index, label = self._queue.get_nowait()
                 try:
                     await self._wallet.label_address(index, label)
                 except Exception as exc:
@@ -313,6 +328,10 @@ class Labeler:
                 # Labels are cosmetic: during a burst of POST /receive they wait, rather
                 # than take the event loop's time (~1 ms of CPU each) from the requests.
                 await asyncio.sleep(LABEL_GAP)
+        finally:
+            stopping.cancel()
+            if getting is not None:
+                getting.cancel()
 
 
 async def ensure_lookahead(
