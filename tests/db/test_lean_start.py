@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import subprocess
 import sys
 import textwrap
 import weakref
 from pathlib import Path
+from typing import Any
 
 import pytest
 from alembic.config import Config
@@ -50,6 +52,19 @@ def _is_current(url: str) -> bool:
     return asyncio.run(check())
 
 
+def _tables(url: str) -> set[str]:
+    async def names() -> set[str]:
+        db = Database(url)
+        try:
+            async with db.engine.connect() as conn:
+                rows = await conn.exec_driver_sql("SELECT name FROM sqlite_master")
+                return {row[0] for row in rows}
+        finally:
+            await db.dispose()
+
+    return asyncio.run(names())
+
+
 def test_the_newest_revision_by_file_name_is_alembics_head() -> None:
     """The cheap reading agrees with Alembic's own (a branch or a misnamed file fails)."""
     config = Config()
@@ -57,46 +72,58 @@ def test_the_newest_revision_by_file_name_is_alembics_head() -> None:
     assert ScriptDirectory.from_config(config).get_heads() == [newest_revision()]
 
 
-def test_a_current_schema_is_migrated_without_importing_alembic(tmp_path: Path) -> None:
-    url = _sqlite_url(tmp_path / "gw.sqlite3")
+@pytest.fixture(scope="module")
+def serving_start(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
+    """One new interpreter does what ``xmrgate serve`` does before it serves, on a new
+    SQLite file, and tells what it imported at each step (one interpreter for every
+    check: each start costs a second of CPU)."""
+    url = _sqlite_url(tmp_path_factory.mktemp("lean") / "gw.sqlite3")
     assert not _is_current(url)
     done = _python(
         f"""
-        import asyncio, sys
+        import asyncio, json, sys
+        from xmrgate.runtime.lean_process import migrate_in_child, skip_optional_imports
+        skip_optional_imports()
+        import httpx
         from xmrgate.adapters.store.db import Database
-        async def main(url):
-            db = Database(url)
+        def loaded(*names):
+            return [name for name in names if sys.modules.get(name)]
+        migrate_in_child({url!r})
+        after_child = loaded("alembic", "mako")
+        async def main():
+            db = Database({url!r})
             try:
-                await db.migrate()
-                loaded_first = "alembic" in sys.modules
-                for name in [m for m in sys.modules if m.split(".")[0] in ("alembic", "mako")]:
-                    del sys.modules[name]
-                await db.migrate()  # the schema is current now
-                print(loaded_first, "alembic" in sys.modules)
+                await db.migrate()  # as the server's start does: the schema is current
             finally:
                 await db.dispose()
-        asyncio.run(main({url!r}))
+            async with httpx.AsyncClient() as client:
+                return client.timeout.connect
+        timeout = asyncio.run(main())
+        print(json.dumps({{
+            "after_child": after_child,
+            "after_migrate": loaded("alembic", "mako"),
+            "extras": loaded("rich", "pygments", "trio"),
+            "client_timeout": timeout,
+        }}))
         """
     )
     assert done.returncode == 0, done.stderr
-    # The first migration needed Alembic; the second found nothing to do without it.
-    assert done.stdout.split() == ["True", "False"]
-    assert _is_current(url)
+    return url, json.loads(done.stdout)
 
 
-def test_serve_migrates_in_a_child_and_never_imports_alembic(tmp_path: Path) -> None:
-    url = _sqlite_url(tmp_path / "gw.sqlite3")
-    done = _python(
-        f"""
-        import sys
-        from xmrgate.runtime.lean_process import migrate_in_child
-        migrate_in_child({url!r})
-        print("alembic" in sys.modules)
-        """
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["False"]
-    assert _is_current(url)
+def test_serve_migrates_in_a_child_and_never_imports_alembic(
+    serving_start: tuple[str, dict[str, Any]],
+) -> None:
+    url, seen = serving_start
+    assert _is_current(url) and "payment_requests" in _tables(url)  # the child migrated it
+    assert seen["after_child"] == []
+
+
+def test_a_current_schema_is_migrated_without_importing_alembic(
+    serving_start: tuple[str, dict[str, Any]],
+) -> None:
+    _, seen = serving_start
+    assert seen["after_migrate"] == []
 
 
 def test_a_failed_migration_in_the_child_refuses_the_start_with_its_message(
@@ -132,22 +159,11 @@ def test_an_unreachable_database_is_left_to_the_start_to_report() -> None:
     migrate_in_child("postgresql+asyncpg://postgres@127.0.0.1:1/none")
 
 
-def test_httpx_and_httpcore_work_without_their_optional_extras() -> None:
-    done = _python(
-        """
-        import asyncio, sys
-        from xmrgate.runtime.lean_process import skip_optional_imports
-        skip_optional_imports()
-        import httpx
-        async def main():
-            async with httpx.AsyncClient() as client:
-                return client.timeout.connect
-        loaded = [name for name in ("rich", "pygments", "trio") if sys.modules.get(name)]
-        print(asyncio.run(main()), loaded)
-        """
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["5.0", "[]"]
+def test_httpx_and_httpcore_work_without_their_optional_extras(
+    serving_start: tuple[str, dict[str, Any]],
+) -> None:
+    _, seen = serving_start
+    assert seen["extras"] == [] and seen["client_timeout"] == 5.0
 
 
 def test_the_start_s_objects_are_frozen_and_its_garbage_collected() -> None:
