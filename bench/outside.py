@@ -106,18 +106,24 @@ def _guard(f: Figures, what: str, measure: Callable[[], None]) -> None:
         print(f"  !! {f.subject.label}: {what} failed: {exc}", flush=True)
 
 
-def _sequential(f: Figures) -> None:
-    wait_pool(f.subject)
+def _client(script: Path, url: str, args: Sequence[str]) -> dict[str, Any]:
+    """Run one outside client (a process of its own) against ``url``; its JSON answer."""
     done = subprocess.run(
-        [sys.executable, str(CLIENT), f.subject.url, *SEQUENTIAL_ARGS],
+        [sys.executable, str(script), url, *args],
         capture_output=True,
         text=True,
         timeout=600,
         check=False,
     )
     if done.returncode != 0:
-        raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr else "no output")
-    out = json.loads(done.stdout)
+        raise RuntimeError(done.stderr.strip()[-300:] or "no output")
+    out: dict[str, Any] = json.loads(done.stdout)
+    return out
+
+
+def _sequential(f: Figures) -> None:
+    wait_pool(f.subject)
+    out = _client(CLIENT, f.subject.url, SEQUENTIAL_ARGS)
     f.values |= {"seq_rps": out["req_per_s"], "seq_p50": out["median_ms"], "seq_p99": out["p99_ms"]}
     print(
         f"  {f.subject.label}: {out['req_per_s']} req/s, median {out['median_ms']} ms, "
@@ -128,16 +134,7 @@ def _sequential(f: Figures) -> None:
 
 def _burst(f: Figures, bursts: list[dict[str, Any]]) -> None:
     waited = wait_pool(f.subject)
-    done = subprocess.run(
-        [sys.executable, str(BURST_CLIENT), f.subject.url, *BURST_ARGS],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(done.stderr.strip()[-300:] or "no output")
-    out = json.loads(done.stdout)
+    out = _client(BURST_CLIENT, f.subject.url, BURST_ARGS)
     bursts.append(out)
     f.addresses += out["addresses"]
     print(

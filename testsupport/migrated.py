@@ -28,16 +28,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from testsupport.postgres import create_pg_database, drop_pg_database, drop_pg_databases
-from xmrgate.adapters.store.db import Database
+from xmrgate.adapters.store.db import migrate_database
 from xmrgate.config import postgres_async_url
-
-
-async def _migrate(url: str) -> None:
-    db = Database(url)
-    try:
-        await db.migrate()
-    finally:
-        await db.dispose()
 
 
 class Dropper:
@@ -105,7 +97,7 @@ class MigratedTemplates:
         """Copy the migrated SQLite template to ``path``; its SQLAlchemy URL."""
         if self._sqlite is None:
             template = self._folder / "template.sqlite3"
-            asyncio.run(_migrate(f"sqlite+aiosqlite:///{template}"))
+            asyncio.run(migrate_database(f"sqlite+aiosqlite:///{template}"))
             # The last connection's close checkpointed the WAL into the file and removed
             # it: the database is that one file (a -wal left over would hold part of it).
             leftovers = [p.name for p in self._folder.iterdir() if p != template]
@@ -121,7 +113,7 @@ class MigratedTemplates:
         if self._postgresql is None:
             template = create_pg_database()
             try:
-                asyncio.run(_migrate(postgres_async_url(template)))
+                asyncio.run(migrate_database(postgres_async_url(template)))
             except BaseException:
                 drop_pg_database(template)
                 raise

@@ -87,16 +87,6 @@ def migrate_in_child(url: str) -> None:
         raise SystemExit(done.stderr.strip() or "xmrgate: migrating the database failed")
 
 
-async def _migrate(url: str) -> None:
-    from xmrgate.adapters.store.db import Database
-
-    db = Database(url)
-    try:
-        await db.migrate()
-    finally:
-        await db.dispose()
-
-
 def child_main() -> int:
     """The child of ``migrate_in_child``: migrate the database whose SQLAlchemy URL is
     the first line of stdin (not an argument: a password in it would show in ``ps``)."""
@@ -105,7 +95,9 @@ def child_main() -> int:
         print("xmrgate: no database URL on stdin", file=sys.stderr)
         return 2
     try:
-        asyncio.run(_migrate(url))
+        from xmrgate.adapters.store.db import migrate_database
+
+        asyncio.run(migrate_database(url))
     except Exception as exc:  # the parent shows this message and refuses to start
         print(f"xmrgate: migrating the database failed: {exc}", file=sys.stderr)
         return 1

@@ -289,6 +289,15 @@ class Database:
                 await conn.close()
 
 
+async def migrate_database(url: str) -> None:
+    """Bring the schema at ``url`` to the newest revision with a Database of its own."""
+    db = Database(url)
+    try:
+        await db.migrate()
+    finally:
+        await db.dispose()
+
+
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     # WAL lets the API read while the sync tick writes; foreign keys make
     # DELETE /receive cascade to transfers and events.
