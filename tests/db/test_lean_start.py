@@ -186,3 +186,13 @@ def test_the_start_s_objects_are_frozen_and_its_garbage_collected() -> None:
     finally:
         gc.unfreeze()
         gc.freeze()  # as tests/conftest.py left it
+
+
+def test_a_migration_that_does_not_finish_in_time_refuses_the_start(tmp_path: Path) -> None:
+    """The child is given up on with a message that says so (not a traceback)."""
+    from xmrgate.runtime.lean_process import migrate_in_child
+
+    url = _sqlite_url(tmp_path / "gw.sqlite3")
+    with pytest.raises(SystemExit) as refused:
+        migrate_in_child(url, timeout=0.01)  # a new interpreter alone takes longer
+    assert "did not finish within 0.01 s" in str(refused.value.code)

@@ -54,12 +54,14 @@ def freeze_startup_objects() -> None:
     gc.freeze()
 
 
-def migrate_in_child(url: str) -> None:
+def migrate_in_child(url: str, *, timeout: float = MIGRATION_TIMEOUT) -> None:
     """Bring the schema at ``url`` to the newest revision in a child process.
 
     Nothing to do (no child) when it is current. When the database cannot be reached,
     nothing is done here either: the server's start reports that as it always has.
-    Raises SystemExit with the child's message when the migration fails.
+    Raises SystemExit with the child's message when the migration fails, and with a
+    clear one when it takes longer than ``timeout`` (the child is killed; on PostgreSQL
+    its transaction is rolled back with its connection).
     """
     from xmrgate.adapters.store.db import Database
 
@@ -75,14 +77,21 @@ def migrate_in_child(url: str) -> None:
             return
     except XmrgateError:
         return
-    done = subprocess.run(
-        [sys.executable, "-m", "xmrgate.runtime.lean_process"],
-        input=url + "\n",  # not an argument: a password in it would show in ps
-        capture_output=True,
-        text=True,
-        timeout=MIGRATION_TIMEOUT,
-        check=False,
-    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "xmrgate.runtime.lean_process"],
+            input=url + "\n",  # not an argument: a password in it would show in ps
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise SystemExit(
+            f"xmrgate: migrating the database did not finish within {timeout:g} s; "
+            "run `xmrgate migrate` on its own to see where it waits (a lock held by "
+            "another session?)"
+        ) from None
     if done.returncode != 0:
         raise SystemExit(done.stderr.strip() or "xmrgate: migrating the database failed")
 
