@@ -321,3 +321,20 @@ def test_two_requests_independent() -> None:
         (2, "transfer.pool"),
     ]
     assert result.statuses == {1: EXPIRED, 2: PAID}
+
+
+def test_a_state_the_wallet_never_showed_does_not_complete_a_request() -> None:
+    """Found by the property test_final_status_equals_status_of_stored_rows.
+
+    In one tick a pool payment in time stops being a double spend (a change without an
+    event of its own, in force before the events) and the late unlocked payment is gone
+    (an event). Before the first event, both count: in-time money covers it and unlocked
+    money covers it. That state never existed; ``complete`` must not stick from it."""
+    invoice = Invoice(expected=2, expires_at=EXPIRY, recorded=PAID_LATE)
+    in_time = tr(2, POOL, seen=EARLY, tx="aa", double_spend=True)  # not counted yet
+    late = tr(2, UNLOCKED, seen=LATE, tx="bb")
+    assert status_of(invoice, [in_time, late], LATE) is PAID_LATE
+    result = run({1: invoice}, [in_time, late], [obs("aa", 2, at=EARLY)], now=LATE)
+    assert kinds(result) == [("transfer.gone", PAID)]
+    assert result.statuses == {1: PAID}
+    assert status_of(invoice, result.changed, LATE) is PAID  # what a read computes

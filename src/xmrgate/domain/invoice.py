@@ -216,10 +216,17 @@ def _replay(
     status = status_of(invoice, working.values(), now)
     # (status, coverage) before any event, then after each one.
     points = [(status, ledger.coverage(invoice.expected, working.values()))]
+    # What sticks (``complete``) is a status recorded before the tick or announced by
+    # an event of it, never the status before the first event: that point has the
+    # silent changes in force but not yet the losses the events announce (a transfer
+    # gone), a state the wallet never showed. Completed there, a request kept
+    # ``complete`` with no unlocked money left (tests/unit/test_invoice_properties.py).
+    sticky = invoice.recorded
     annotated: list[InvoiceEvent] = []
     for event in transfer_events:
         working[event.transfer.key] = event.transfer
-        status = status_of(replace(invoice, recorded=status), working.values(), now)
+        status = status_of(replace(invoice, recorded=sticky), working.values(), now)
+        sticky = status
         points.append((status, event.coverage))
         annotated.append(
             InvoiceEvent(index, event.kind.value, event.transfer, event.coverage, status)
