@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 
+from xmrgate.adapters.tls import context_for
 from xmrgate.core.sync_gate import ChainState
 from xmrgate.domain.errors import DaemonUnavailable
 
@@ -45,7 +46,14 @@ class DaemonClient:
         self._base = url.rstrip("/")
         if self._base.endswith("/json_rpc"):
             self._base = self._base[: -len("/json_rpc")]
-        self._http = httpx.AsyncClient(timeout=timeout, trust_env=False, transport=transport)
+        self._http = httpx.AsyncClient(
+            timeout=timeout,
+            trust_env=False,
+            transport=transport,
+            # Shared, made once, as httpx would make it for https; none loaded for a
+            # plain http:// monerod (adapters/tls.py, issue 29). No redirect is followed.
+            verify=context_for(self._base, trust_env=False),
+        )
         self._height_max_age = height_max_age
         self._clock = clock
         # (when, the height or why there was none): a failure is kept as long as a

@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from xmrgate.adapters.tls import httpx_context
+from xmrgate.adapters.tls import context_for
 from xmrgate.domain.errors import (
     WalletError,
     WalletRejected,
@@ -97,7 +97,9 @@ class WalletRpcConnection:
             auth=auth,
             timeout=timeout,
             limits=httpx.Limits(max_connections=4, max_keepalive_connections=4),
-            verify=httpx_context(trust_env=True),  # httpx's own, made once (adapters/tls.py)
+            # httpx's own for https, none loaded for http (adapters/tls.py); redirects are
+            # not followed (httpx's default), so this client calls self._url only.
+            verify=context_for(url, trust_env=True),
         )
 
     async def aclose(self) -> None:

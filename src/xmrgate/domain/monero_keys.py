@@ -15,10 +15,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nacl.bindings import crypto_core_ed25519_scalar_reduce, crypto_scalarmult_ed25519_base_noclamp
-from nacl.exceptions import CryptoError
-from nacl.exceptions import RuntimeError as NaclRuntimeError
-
 from xmrgate.domain.errors import InvalidInput
 
 ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
@@ -82,6 +78,11 @@ def parse_secret_key(text: str, what: str) -> bytes:
     if len(value) != KEY_HEX_LENGTH or any(c not in "0123456789abcdef" for c in value):
         raise InvalidInput(f"the {what} must be 64 hexadecimal characters")
     key = bytes.fromhex(value)
+    # PyNaCl is imported by the two functions that use it: the server imports this
+    # module for its base58 (refund addresses), and libsodium's binding costs about
+    # 1 MB resident that only ``wallet init --view-only`` needs (issue 29).
+    from nacl.bindings import crypto_core_ed25519_scalar_reduce
+
     if crypto_core_ed25519_scalar_reduce(key + bytes(32)) != key:
         raise InvalidInput(f"the {what} is not a valid Monero secret key (not a reduced scalar)")
     return key
@@ -89,6 +90,10 @@ def parse_secret_key(text: str, what: str) -> bytes:
 
 def public_key_of(secret: bytes) -> bytes | None:
     """secret * G, compressed; None for the zero key (no public point)."""
+    from nacl.bindings import crypto_scalarmult_ed25519_base_noclamp
+    from nacl.exceptions import CryptoError
+    from nacl.exceptions import RuntimeError as NaclRuntimeError
+
     try:
         return bytes(crypto_scalarmult_ed25519_base_noclamp(secret))
     except (CryptoError, NaclRuntimeError):

@@ -11,12 +11,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from xmrgate.adapters.daemon_rpc import DaemonClient
-from xmrgate.adapters.daemon_zmq import DaemonAnnouncements
 from xmrgate.config import Settings
 from xmrgate.core.sync import SyncWallet
 from xmrgate.core.sync_gate import CHECK_EVERY, RefreshGate
+
+if TYPE_CHECKING:
+    from xmrgate.adapters.daemon_zmq import DaemonAnnouncements
 
 
 @dataclass
@@ -43,6 +46,10 @@ class ChainSignals:
     def listen(self, wake: Callable[[], None]) -> None:
         """Call ``wake`` on every announcement of ``--daemon-zmq`` (nothing without it)."""
         if self.zmq_url:
+            # pyzmq (about 3 MB resident: libzmq, libsodium, libstdc++) is imported only
+            # by a gateway given --daemon-zmq (issue 29).
+            from xmrgate.adapters.daemon_zmq import DaemonAnnouncements
+
             self.announcements = DaemonAnnouncements(self.zmq_url, wake)
 
     async def run(self, stop: asyncio.Event) -> None:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-import segno
-
 from xmrgate.domain.money import piconero_to_xmr
 
 # Wallets show tx_description as a note; a long one only makes the QR code dense and
@@ -45,6 +43,10 @@ def qr_svg(data: str, title: str = "") -> str:
     a quiet zone of 4 modules as the standard asks. Raises ``segno.DataOverflowError``
     for data no QR code can hold.
     """
+    # Imported on the first QR code, not with the app: segno (about 1.5 MB resident)
+    # serves only the customers' pages, which a gateway may never show (issue 29).
+    import segno
+
     code = segno.make(data, error="m", micro=False)
     svg: str = code.svg_inline(
         scale=1,
