@@ -338,3 +338,17 @@ def test_a_state_the_wallet_never_showed_does_not_complete_a_request() -> None:
     assert kinds(result) == [("transfer.gone", PAID)]
     assert result.statuses == {1: PAID}
     assert status_of(invoice, result.changed, LATE) is PAID  # what a read computes
+
+
+def test_between_two_losses_of_a_tick_a_request_is_at_most_paid() -> None:
+    """As above with two transfers gone in the tick: after the first loss the late money
+    still counts, a state the wallet never showed; that event says ``paid``, not
+    ``complete``, and the request ends ``paid``."""
+    invoice = Invoice(expected=2, expires_at=EXPIRY, recorded=PAID_LATE)
+    in_time = tr(2, POOL, seen=EARLY, tx="aa", double_spend=True)
+    pool = tr(1, POOL, seen=LATE, tx="cc")  # announced (zero-conf), then gone
+    late = tr(2, UNLOCKED, seen=LATE, tx="bb")
+    assert status_of(invoice, [in_time, pool, late], LATE) is PAID_LATE
+    result = run({1: invoice}, [in_time, pool, late], [obs("aa", 2, at=EARLY)], now=LATE)
+    assert kinds(result) == [("transfer.gone", PAID), ("transfer.gone", PAID)]
+    assert result.statuses == {1: PAID}

@@ -216,16 +216,24 @@ def _replay(
     status = status_of(invoice, working.values(), now)
     # (status, coverage) before any event, then after each one.
     points = [(status, ledger.coverage(invoice.expected, working.values()))]
-    # What sticks (``complete``) is a status recorded before the tick or announced by
-    # an event of it, never the status before the first event: that point has the
-    # silent changes in force but not yet the losses the events announce (a transfer
-    # gone), a state the wallet never showed. Completed there, a request kept
-    # ``complete`` with no unlocked money left (tests/unit/test_invoice_properties.py).
+    # ``complete`` sticks from a state the wallet showed: recorded before the tick, or
+    # reached once every loss of the tick is in force. The changes without an event
+    # (a pool transfer no longer a double spend) are in force before the events, and
+    # the losses (transfers gone) come first among them, one at a time: until the last
+    # one, money the wallet no longer shows still counts. Completed there, a request
+    # kept ``complete`` with no unlocked money left; there it is at most ``paid``
+    # (test_invoice.py, the property test_final_status_equals_status_of_stored_rows).
+    last_loss = max(
+        (i for i, e in enumerate(transfer_events) if e.kind is ledger.EventKind.GONE),
+        default=-1,
+    )
     sticky = invoice.recorded
     annotated: list[InvoiceEvent] = []
-    for event in transfer_events:
+    for i, event in enumerate(transfer_events):
         working[event.transfer.key] = event.transfer
         status = status_of(replace(invoice, recorded=sticky), working.values(), now)
+        if status is InvoiceStatus.COMPLETE and sticky is not status and i < last_loss:
+            status = InvoiceStatus.PAID
         sticky = status
         points.append((status, event.coverage))
         annotated.append(
