@@ -14,6 +14,7 @@ import ssl
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from typing import cast
 
 import httpx
@@ -94,31 +95,24 @@ def test_an_https_url_gets_httpx_s_own_verifying_context() -> None:
         assert _ca_count(context) > 0
 
 
-def test_the_wallet_client_on_http_loads_no_ca_bundle() -> None:
-    asyncio.run(_wallet_clients())
+@pytest.mark.parametrize(
+    ("client_of", "trust_env"),
+    [(WalletRpcConnection, True), (DaemonClient, False)],
+    ids=["wallet", "daemon"],
+)
+def test_a_client_on_http_loads_no_ca_bundle_and_on_https_shares_httpx_s(
+    client_of: Callable[[str], WalletRpcConnection | DaemonClient], trust_env: bool
+) -> None:
+    """The wallet's and monerod's clients (monerod's made its own context before)."""
 
+    async def check() -> None:
+        plain = client_of("http://127.0.0.1:18083/json_rpc")
+        secure = client_of("https://node.example:18089/json_rpc")
+        try:
+            assert _client_context(plain._http) is no_tls_context()
+            assert _client_context(secure._http) is httpx_context(trust_env=trust_env)
+        finally:
+            await plain.aclose()
+            await secure.aclose()
 
-async def _wallet_clients() -> None:
-    plain = WalletRpcConnection("http://127.0.0.1:18083/json_rpc")
-    secure = WalletRpcConnection("https://wallet.example:18083/json_rpc")
-    try:
-        assert _client_context(plain._http) is no_tls_context()
-        assert _client_context(secure._http) is httpx_context(trust_env=True)
-    finally:
-        await plain.aclose()
-        await secure.aclose()
-
-
-def test_the_daemon_client_shares_its_context_and_loads_none_on_http() -> None:
-    asyncio.run(_daemon_clients())
-
-
-async def _daemon_clients() -> None:
-    plain = DaemonClient("http://127.0.0.1:18081")
-    secure = DaemonClient("https://node.example:18089/json_rpc")
-    try:
-        assert _client_context(plain._http) is no_tls_context()
-        assert _client_context(secure._http) is httpx_context(trust_env=False)
-    finally:
-        await plain.aclose()
-        await secure.aclose()
+    asyncio.run(check())
