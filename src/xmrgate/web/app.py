@@ -37,11 +37,12 @@ from xmrgate.web.api.security import ApiKeyGate, BodySizeLimit, HeaderLimits
 from xmrgate.web.checkout.routes import build_router
 from xmrgate.web.consent_page.routes import install as install_consent_page
 from xmrgate.web.greenfield import buyer_link as greenfield_buyer_link
-from xmrgate.web.greenfield.routes import router as greenfield_router
+from xmrgate.web.greenfield.routes import routers as greenfield_routers
 from xmrgate.web.http_metrics import HttpMetrics
 from xmrgate.web.link_page.routes import build_router as build_link_page_router
 from xmrgate.web.pos.routes import build_router as build_pos_router
 from xmrgate.web.refund_page.routes import build_router as build_refund_page_router
+from xmrgate.web.route_table import add_routes
 
 # The customers' pages (checkout, refund claim, payment link, a Greenfield invoice's
 # link): never the X-MoneroPay-Address header.
@@ -172,42 +173,43 @@ def create_app(
     install_error_handlers(app)
     # First: the router tries routes in order, and /receive's are the hottest (issue 29:
     # GET /receive/:address matched after the invoice routes cost it 10 % of its CPU).
-    app.include_router(receive.router)
+    add_routes(app, receive.router)
     # Then the customers' pages (/pay/, /refund/, /l/, /i/: no API path begins so): they
     # face the public and its floods, and each route tried costs FastAPI 3-7 us (a
     # flood of pays on a link checked 80 routes per request before its own).
     if settings.checkout:
-        app.include_router(build_router(settings))
+        add_routes(app, build_router(settings))
         # The customer's refund claim page goes with the checkout (--no-checkout: neither).
-        app.include_router(build_refund_page_router())
+        add_routes(app, build_refund_page_router())
         # So does the public page of payment links (the requests it makes go to /pay/).
-        app.include_router(build_link_page_router())
+        add_routes(app, build_link_page_router())
         # And a Greenfield invoice's buyer link (/i/{invoiceId} leads to /pay/).
-        app.include_router(greenfield_buyer_link.router)
-    app.include_router(invoices.router)
-    app.include_router(transfer.router)
-    app.include_router(wallet_status.router)
-    app.include_router(api_docs.router)
-    app.include_router(status_routes.router)
-    app.include_router(received.router)
-    app.include_router(stores.router)
-    app.include_router(rates.router)
-    app.include_router(refunds.router)
-    app.include_router(links.router)
-    app.include_router(pos.router)
-    app.include_router(unmatched.router)
-    app.include_router(greenfield_router)  # BTCPay's Greenfield API v1 (issue 28)
+        add_routes(app, greenfield_buyer_link.router)
+    add_routes(app, invoices.router)
+    add_routes(app, transfer.router)
+    add_routes(app, wallet_status.router)
+    add_routes(app, api_docs.router)
+    add_routes(app, status_routes.router)
+    add_routes(app, received.router)
+    add_routes(app, stores.router)
+    add_routes(app, rates.router)
+    add_routes(app, refunds.router)
+    add_routes(app, links.router)
+    add_routes(app, pos.router)
+    add_routes(app, unmatched.router)
+    for part in greenfield_routers:  # BTCPay's Greenfield API v1 (issue 28)
+        add_routes(app, part)
     # Its consent page for shop plugins (/api-keys/authorize): with the API, not the
     # checkout (an operator's page, asked for by the plugin's "connect" button).
     install_consent_page(app)
     if settings.metrics:
-        app.include_router(status_routes.metrics_router)
+        add_routes(app, status_routes.metrics_router)
     if settings.admin:
-        app.include_router(build_admin_router())
+        add_routes(app, build_admin_router())
         if settings.checkout:
             # The point-of-sale screen goes with the dashboard; it shows the checkout's
             # QR code (/pay/<address>/qr.svg), so --no-checkout leaves it out too.
-            app.include_router(build_pos_router())
+            add_routes(app, build_pos_router())
     # The hottest read, tried before every other route (web/api/receive.py: status_route).
     app.router.routes.insert(0, receive.status_route())
     app.openapi = lambda: _openapi_with_error_shape(app)  # type: ignore[method-assign]

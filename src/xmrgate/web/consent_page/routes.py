@@ -42,6 +42,7 @@ from xmrgate.web.consent_page.page import (
 )
 from xmrgate.web.limits import PublicLimit
 from xmrgate.web.public_page import form_field, receive_form, sentence
+from xmrgate.web.route_table import add_routes
 
 PATH = "/api-keys/authorize"
 #: Posts per client (an IPv4 address, an IPv6 /64) in WINDOW seconds: an operator needs
@@ -216,4 +217,4 @@ def install(app: FastAPI, *, client_limit: int = CLIENT_LIMIT) -> None:
     app.state.consent_limit = PublicLimit("consent_client", client_limit, WINDOW)
     if getattr(app.state, "consent_tokens", None) is None:
         app.state.consent_tokens = MemoryConsentTokens()
-    app.include_router(router)
+    add_routes(app, router)

@@ -10,7 +10,7 @@ stays what it was. The pure translations (permissions, errors, payment method id
 - ``errors``: every failure on an ``/api/v1`` path, in Greenfield's bodies;
 - ``access``: the ``require_permission`` dependency of store-scoped routes;
 - ``store_data``: our store as Greenfield's ``StoreData`` and its payment methods;
-- ``server``, ``stores``: the read routes; ``routes``: the one router ``create_app`` mounts.
+- ``server``, ``stores``: the read routes; ``routes``: the routers ``create_app`` adds.
 """
 
 from __future__ import annotations

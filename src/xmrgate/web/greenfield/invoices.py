@@ -13,11 +13,12 @@ from fastapi import APIRouter, Body, Query, Request
 
 from xmrgate.domain.greenfield.errors import FieldError
 from xmrgate.domain.greenfield.states import Status, parse_mark
+from xmrgate.web.greenfield import PREFIX
 from xmrgate.web.greenfield.access import StoreAccess, require_permission
 from xmrgate.web.greenfield.invoice_body import parse_new_invoice
 from xmrgate.web.greenfield.invoice_json import invoice_data, payment_methods
 
-router = APIRouter()
+router = APIRouter(prefix=PREFIX, include_in_schema=False)
 VIEW = "btcpay.store.canviewinvoices"
 CREATE = "btcpay.store.cancreateinvoice"
 MODIFY = "btcpay.store.canmodifyinvoices"

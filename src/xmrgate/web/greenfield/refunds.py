@@ -30,11 +30,12 @@ from xmrgate.domain.greenfield.amounts import (
 from xmrgate.domain.greenfield.errors import FieldError
 from xmrgate.domain.greenfield.payment_methods import parse_payment_method
 from xmrgate.domain.money import PICONERO_PER_XMR
+from xmrgate.web.greenfield import PREFIX
 from xmrgate.web.greenfield.access import StoreAccess, require_permission
 from xmrgate.web.greenfield.invoice_json import received
 from xmrgate.web.greenfield.invoices import base_url
 
-router = APIRouter()
+router = APIRouter(prefix=PREFIX, include_in_schema=False)
 PULL = "btcpay.store.cancreatenonapprovedpullpayments"
 Pulling = Annotated[StoreAccess, require_permission(PULL)]
 VARIANTS = ("RateThen", "CurrentRate", "Fiat", "OverpaidAmount", "Custom")

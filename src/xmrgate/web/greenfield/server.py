@@ -14,6 +14,7 @@ from fastapi import APIRouter, Request
 from xmrgate.core.gateway import Gateway
 from xmrgate.core.overview import OverviewReport
 from xmrgate.domain.greenfield.payment_methods import CRYPTO_CODE, XMR_CHAIN
+from xmrgate.web.greenfield import PREFIX
 from xmrgate.web.greenfield.access import caller
 from xmrgate.web.greenfield.auth import granted_permissions, presented_token
 
@@ -25,7 +26,7 @@ GREENFIELD_VERSION = "2.0.0"
 # synced: a block found between the sync tick's reads is not "behind" to a shop.
 SYNC_SLACK = 1
 
-router = APIRouter()
+router = APIRouter(prefix=PREFIX, include_in_schema=False)
 
 
 def fully_synched(gateway: Gateway, report: OverviewReport) -> bool:

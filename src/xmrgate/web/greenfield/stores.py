@@ -13,12 +13,13 @@ from xmrgate.core.store_gateways import StoreGateways
 from xmrgate.domain.greenfield.errors import FieldError
 from xmrgate.domain.greenfield.payment_methods import parse_payment_method
 from xmrgate.domain.greenfield.permissions import MODIFY_STORE, VIEW_STORE, grants
+from xmrgate.web.greenfield import PREFIX
 from xmrgate.web.greenfield.access import StoreAccess, caller, require_permission, store_row
 from xmrgate.web.greenfield.auth import granted_permissions
 from xmrgate.web.greenfield.errors import KindNotFound, MissingPermission
 from xmrgate.web.greenfield.store_data import legacy_on_chain, payment_method, store_data
 
-router = APIRouter()
+router = APIRouter(prefix=PREFIX, include_in_schema=False)
 ViewStore = Annotated[StoreAccess, require_permission(VIEW_STORE)]
 
 

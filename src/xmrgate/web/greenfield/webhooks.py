@@ -34,10 +34,11 @@ from xmrgate.core.greenfield_webhooks import (
 from xmrgate.domain.greenfield.errors import FieldError
 from xmrgate.domain.greenfield.events import parse_event_filter
 from xmrgate.domain.greenfield.permissions import MODIFY_WEBHOOKS
+from xmrgate.web.greenfield import PREFIX
 from xmrgate.web.greenfield.access import StoreAccess, require_permission
 from xmrgate.web.greenfield.errors import KindNotFound
 
-router = APIRouter()
+router = APIRouter(prefix=PREFIX, include_in_schema=False)
 Modifying = Annotated[StoreAccess, require_permission(MODIFY_WEBHOOKS)]
 # The outbox's statuses (``adapters/store/outbox``) as far as this module tells them apart.
 _DELIVERED = "delivered"
