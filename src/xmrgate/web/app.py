@@ -185,20 +185,23 @@ def create_app(
         add_routes(app, build_link_page_router())
         # And a Greenfield invoice's buyer link (/i/{invoiceId} leads to /pay/).
         add_routes(app, greenfield_buyer_link.router)
-    add_routes(app, invoices.router)
-    add_routes(app, transfer.router)
-    add_routes(app, wallet_status.router)
-    add_routes(app, api_docs.router)
-    add_routes(app, status_routes.router)
-    add_routes(app, received.router)
-    add_routes(app, stores.router)
-    add_routes(app, rates.router)
-    add_routes(app, refunds.router)
-    add_routes(app, links.router)
-    add_routes(app, pos.router)
-    add_routes(app, unmatched.router)
-    for part in greenfield_routers:  # BTCPay's Greenfield API v1 (issue 28)
-        add_routes(app, part)
+    api = (
+        invoices.router,
+        transfer.router,
+        wallet_status.router,
+        api_docs.router,
+        status_routes.router,
+        received.router,
+        stores.router,
+        rates.router,
+        refunds.router,
+        links.router,
+        pos.router,
+        unmatched.router,
+        *greenfield_routers,  # BTCPay's Greenfield API v1 (issue 28)
+    )
+    for router in api:
+        add_routes(app, router)
     # Its consent page for shop plugins (/api-keys/authorize): with the API, not the
     # checkout (an operator's page, asked for by the plugin's "connect" button).
     install_consent_page(app)
