@@ -291,3 +291,18 @@ def test_exposition_by_store() -> None:
     assert value(found, "xmrgate_store_callbacks_pending", store="shop-a") == 3
     assert value(found, "xmrgate_store_address_pool_size", store="shop-a") == 5
     assert value(found, "xmrgate_address_pool_size") == 9
+
+
+def test_a_greenfield_request_refused_before_routing_keeps_its_template(
+    tmp_path: Path,
+) -> None:
+    """A shop plugin's call the key gate refuses is counted under its ``/api/v1`` route
+    (the Greenfield routes sit in the app's route table with their prefix)."""
+    client = _client(tmp_path, api_keys=READ_KEY)
+    before = samples(client.get("/metrics", headers=_bearer(READ_KEY)).text)
+    refused = client.get("/api/v1/stores/default/invoices")  # no key at all
+    assert refused.status_code == 401
+    after = samples(client.get("/metrics", headers=_bearer(READ_KEY)).text)
+    total = "xmrgate_http_requests_total"
+    labels = {"route": "/api/v1/stores/{storeId}/invoices", "method": "GET", "status": "401"}
+    assert value(after, total, **labels) - value(before, total, **labels) == 1

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from starlette.routing import BaseRoute, compile_path
+from starlette.routing import BaseRoute
 
 from tests.unit.gateway_builder import fake_app, fake_gateway
 from xmrgate.config import Settings
@@ -19,7 +19,7 @@ from xmrgate.config import Settings
 
 @dataclass(frozen=True)
 class Placed:
-    """A route with the prefixes of the routers it was included through."""
+    """A route as the router tries it."""
 
     path: str
     regex: re.Pattern[str]
@@ -27,19 +27,13 @@ class Placed:
     endpoint: Any
 
 
-def _in_order(routes: Iterable[BaseRoute], prefix: str = "") -> Iterator[Placed]:
-    """The routes as the router tries them, included routers opened in place."""
+def _in_order(routes: Iterable[BaseRoute]) -> Iterator[Placed]:
+    """The routes with a path, in the order the router tries them (the app's are flat:
+    web/route_table.py)."""
     for route in routes:
-        included = getattr(route, "original_router", None)
-        if included is not None:
-            inner = prefix + getattr(included, "prefix", "")
-            inner += getattr(getattr(route, "include_context", None), "prefix", "")
-            yield from _in_order(included.routes, inner)
-        elif hasattr(route, "path_regex"):
-            path = prefix + route.path
-            regex = compile_path(path)[0]
+        if hasattr(route, "path_regex"):
             methods = frozenset(getattr(route, "methods", None) or {"GET"})
-            yield Placed(path, regex, methods, route.endpoint)
+            yield Placed(route.path, route.path_regex, methods, route.endpoint)
 
 
 def _sample(template: str) -> str:

@@ -11,7 +11,6 @@ and a path no route knows is counted as ``(unmatched)``.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
 
 from starlette.routing import BaseRoute, Match, Router
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -56,19 +55,10 @@ class HttpMetrics:
             return str(getattr(route, "path", UNMATCHED))
         # Not routed (refused by a guard first, or unknown): find the template ourselves.
         if self._flat is None:
-            self._flat = list(_flatten(self.router.routes))
+            # The app's routes are flat, each with its whole template (web/route_table.py).
+            self._flat = [route for route in self.router.routes if hasattr(route, "path")]
         for candidate in self._flat:
             match, _ = candidate.matches(scope)
             if match is not Match.NONE:
                 return str(getattr(candidate, "path", UNMATCHED))
         return UNMATCHED
-
-
-def _flatten(routes: Iterable[BaseRoute]) -> Iterator[BaseRoute]:
-    """Routes with a path template; FastAPI wraps included routers (no prefixes here)."""
-    for route in routes:
-        included = getattr(route, "original_router", None)
-        if included is not None:
-            yield from _flatten(included.routes)
-        elif hasattr(route, "path"):
-            yield route
