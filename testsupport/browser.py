@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -79,7 +80,7 @@ def start_chromium(profile: Path, *, width: int, height: int, console: bool = Fa
             "chromium-driver (make system-deps)"
         )
     options = Options()
-    options.binary_location = _launcher(CHROMIUM, profile)
+    options.binary_location = launcher(CHROMIUM, profile)
     for flag in [*CHROME_FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}"]:
         options.add_argument(flag)
     if console:
@@ -98,7 +99,7 @@ def start_chromium(profile: Path, *, width: int, height: int, console: bool = Fa
     return driver
 
 
-def _launcher(binary: str, profile: Path) -> str:
+def launcher(binary: str, profile: Path) -> str:
     """What chromedriver starts: the headless shell through a script that adds the page
     to open. chromedriver names no page and passes every argument as a switch, and the
     shell opens no page without one; chromedriver then fails ("unable to discover open
@@ -106,7 +107,7 @@ def _launcher(binary: str, profile: Path) -> str:
     if "headless-shell" not in Path(binary).name:
         return binary
     script = profile / "launch-chromium"
-    script.write_text(f'#!/bin/sh\nexec {binary} "$@" about:blank\n', encoding="utf-8")
+    script.write_text(f'#!/bin/sh\nexec {shlex.quote(binary)} "$@" about:blank\n', "utf-8")
     script.chmod(0o755)
     return str(script)
 

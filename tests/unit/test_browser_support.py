@@ -7,13 +7,18 @@
   against ``is_displayed`` itself on the same elements.
 - A module borrows the shared browser without the local and session storage, cookies
   and tabs that the module before it left.
+- The headless shell is started through a script that names the page to open (it opens
+  none otherwise); the full browser is started as it is.
 
-Needs Debian's chromium and chromium-driver; fails (never skips) without them.
+Needs Debian's chromium-headless-shell and chromium-driver; fails (never skips) without
+them.
 """
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from selenium.webdriver import Chrome as WebDriver
@@ -22,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
-from testsupport.browser import SHARED, chromium, css, displayed
+from testsupport.browser import SHARED, chromium, css, displayed, launcher
 from testsupport.served_app import ServedApp
 
 pytestmark = pytest.mark.browser
@@ -90,3 +95,22 @@ def test_a_module_borrows_the_browser_without_the_last_modules_storage(
         )
         assert left == [None, None, ""]
         assert driver.execute_script("return window.innerWidth;") == 640
+
+
+def test_the_headless_shell_is_started_with_a_page_and_the_full_browser_as_it_is(
+    tmp_path: Path,
+) -> None:
+    assert launcher("/usr/bin/chromium", tmp_path) == "/usr/bin/chromium"
+    shell = tmp_path / "bin dir" / "chromium-headless-shell"
+    shell.parent.mkdir()
+    # A stand-in for the shell that prints what it was given, one argument a line.
+    shell.write_text('#!/bin/sh\nprintf "%s\\n" "$@"\n', "utf-8")
+    shell.chmod(0o755)
+    script = launcher(str(shell), tmp_path)
+    given = subprocess.run([script, "--no-sandbox", "--window-size=1,2"], capture_output=True)
+    assert given.returncode == 0, given.stderr
+    assert given.stdout.decode().split("\n")[:-1] == [
+        "--no-sandbox",
+        "--window-size=1,2",
+        "about:blank",
+    ]
