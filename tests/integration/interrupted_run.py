@@ -1,7 +1,8 @@
 """Not collected by itself (no ``test_`` prefix): the pytest run that
 ``test_interrupted_run.py`` starts and stops half-way. Each test takes the process's
-regtest network (the session fixture ``devnet``) and one more wallet-rpc, writes their
-PIDs to the file named by ``XMRGATE_INTERRUPTED_PIDS`` and waits to be stopped."""
+regtest network (the session fixture ``devnet``, started without blocks: nothing is paid)
+and one more wallet-rpc, writes their PIDs and the chain's height to the file named by
+``XMRGATE_INTERRUPTED_PIDS`` and waits to be stopped."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ pytestmark = pytest.mark.integration
 def test_waits_to_be_stopped(devnet: Devnet, part: str) -> None:
     wallet = devnet.start_wallet_rpc(f"extra-{part}")
     assert wallet.pid in devnet.pids()
-    record = {"test_process": os.getpid(), "pids": devnet.pids()}
+    record = {"test_process": os.getpid(), "pids": devnet.pids(), "height": devnet.height()}
     with Path(os.environ["XMRGATE_INTERRUPTED_PIDS"]).open("a") as out:
         out.write(json.dumps(record) + "\n")
     time.sleep(600)

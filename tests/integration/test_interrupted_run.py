@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.conftest import DEVNET_BLOCKS_ENV
 from tests.integration.test_dev_interrupt import processes_under
 from testsupport.processes import wait_until
 from xmrgate.devnet.processes import pid_alive
@@ -79,7 +80,8 @@ def test_a_stopped_run_leaves_no_process(tmp_path: Path, workers: int, how: str)
             cwd=REPO,
             stdout=log,
             stderr=subprocess.STDOUT,
-            env={**os.environ, "XMRGATE_INTERRUPTED_PIDS": str(pid_file)},
+            # Its networks mine no blocks (nothing is paid): each starts in 2.6 s, not 12.
+            env={**os.environ, "XMRGATE_INTERRUPTED_PIDS": str(pid_file), DEVNET_BLOCKS_ENV: "0"},
             start_new_session=True,  # its own process group, for the Ctrl-C
         )
     try:
@@ -95,7 +97,9 @@ def test_a_stopped_run_leaves_no_process(tmp_path: Path, workers: int, how: str)
             log=log_path,
             proc=run,
         )
-        pids = [pid for line in records for pid in json.loads(line)["pids"]]
+        runs = [json.loads(line) for line in records]
+        assert {r["height"] for r in runs} == {1}  # no block mined: only the genesis
+        pids = [pid for r in runs for pid in r["pids"]]
         assert len(pids) == 3 * expected  # monerod, the funder, one more wallet-rpc each
         assert len(still_there(pids, basetemp)) == len(pids)
         if how == "sigterm":
