@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import asyncpg
 import httpx
 
+from testsupport.ports import holds_listener, port_taken
 from testsupport.postgres import create_pg_database, drop_pg_database
 from testsupport.processes import peak_rss_kib, stop_process, wait_until
 from xmrgate.devnet import Devnet, WalletRpc, free_port
@@ -46,7 +47,8 @@ class GatewayProcess:
 
     ``database`` is a PostgreSQL URL (``postgresql://...``) or a SQLite file path. The
     port is chosen once, so :meth:`start` after :meth:`stop` or :meth:`kill` restarts
-    the gateway at the same URL. Output goes to :attr:`log_path` in ``workdir``.
+    the gateway at the same URL, unless another process took the port meanwhile (then
+    at a new one). Output goes to :attr:`log_path` in ``workdir``.
     """
 
     def __init__(
@@ -102,6 +104,8 @@ class GatewayProcess:
     def start(self, *, wait: bool = True) -> None:
         """Spawn the process; with ``wait``, return once ``/health`` is 200 with a wallet."""
         self.workdir.mkdir(parents=True, exist_ok=True)
+        if port_taken(self.port):  # by another test process since our last stop
+            self.port = free_port()
         cmd = [
             sys.executable,
             "-m",
@@ -136,8 +140,12 @@ class GatewayProcess:
         """Wait until ``/health`` is 200 (the gateway has opened and verified its wallet).
 
         Raises :class:`~testsupport.processes.WaitFailed` (with the log's tail) when the
-        process exits or time runs out.
+        process exits or time runs out. Only an answer from a socket of this process
+        counts: another process on the port (it took it while we were stopped) is not
+        this gateway, however healthy it is.
         """
+        assert self.proc is not None, "gateway not started"
+        pid = self.proc.pid
         with httpx.Client(timeout=5, trust_env=False) as client:
 
             def probe() -> tuple[bool, str]:
@@ -145,6 +153,8 @@ class GatewayProcess:
                     r = client.get(self.url + "/health")
                 except httpx.HTTPError as exc:
                     return False, f"{type(exc).__name__}: {exc}"
+                if not holds_listener(pid, self.port):
+                    return False, f"{r.status_code} from a process other than {pid}"
                 ready = r.status_code == 200
                 return ready, f"{r.status_code} {r.text[:300]}"
 
