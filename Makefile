@@ -23,13 +23,18 @@ dev: install
 	$(BIN)/xmrgate dev
 
 # Three processes on 2 cores, each with its own regtest network; a module's tests stay in
-# one process (they share its gateway). The tests mostly wait on the chain (blocks, wallet
-# refreshes, callbacks' retries), so a third process fills the waits: the whole suite took
-# 11 min 52 s in three against 16-19 min in two (docs/architecture.md). The slowest
+# one process (they share its gateway). A third process fills one's waits on the chain
+# with another's work: the whole suite took 11 min 52 s in three against 16-19 min in two
+# (docs/architecture.md); the processes the tests start (wallet-rpc, monerod, gateways)
+# now keep both cores about 90 % busy, so what saves CPU saves time. The slowest
 # modules go first, in tests/conftest.py's order (--no-loadscope-reorder: xdist otherwise
-# orders modules by their number of tests).
+# orders modules by their number of tests). Bytecode is cached even where the environment
+# says not to (PYTHONDONTWRITEBYTECODE=1 here): every gateway, migration child and
+# playground the tests start compiled the sources again (about 0.3 CPU-s each, hundreds of
+# them; the suite is bound by CPU).
 test: install system-deps
-	$(BIN)/python -m pytest -n 3 --dist loadscope --no-loadscope-reorder --durations=15
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n 3 --dist loadscope \
+		--no-loadscope-reorder --durations=15
 
 # Three processes as well (the Chromium tests wait on the browser): 1,885 tests in 79 s,
 # 97 s in two, 105 s in four. For speed (figures in

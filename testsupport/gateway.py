@@ -25,6 +25,7 @@ import httpx
 from testsupport.ports import holds_listener, port_taken
 from testsupport.postgres import create_pg_database, drop_pg_database
 from testsupport.processes import peak_rss_kib, stop_process, wait_until
+from testsupport.wallet_pool import give_back, take_wallet_rpc
 from xmrgate.devnet import Devnet, WalletRpc, free_port
 from xmrgate.devnet.processes import LOG_TAIL_LINES, die_with_parent, kill, log_tail
 
@@ -303,9 +304,10 @@ class Gateway(GatewayProcess):
 def start_gateway(
     devnet: Devnet, backend: str, workdir: Path, extra_args: Sequence[str] = ()
 ) -> Gateway:
-    """A fresh wallet-rpc, a fresh database of ``backend``, and the gateway on them."""
+    """A wallet-rpc with no wallet (an idle one of ``devnet``'s, else a new one), a fresh
+    database of ``backend``, and the gateway on them: the gateway creates a new wallet."""
     workdir.mkdir(parents=True, exist_ok=True)
-    wallet = devnet.start_wallet_rpc(f"gw-{workdir.name}-{uuid.uuid4().hex[:6]}")
+    wallet = take_wallet_rpc(devnet, f"gw-{workdir.name}-{uuid.uuid4().hex[:6]}")
     if backend == "postgresql":
         db_arg = ["--postgresql", create_pg_database()]
     else:
@@ -323,9 +325,10 @@ def start_gateway(
 
 
 def close_gateway(gateway: Gateway) -> None:
-    """Stop the gateway and its wallet-rpc; drop its PostgreSQL database."""
+    """Stop the gateway, close and remove its wallet (the wallet-rpc is kept for the next
+    gateway: ``testsupport/wallet_pool.py``); drop its PostgreSQL database."""
     gateway.close()
-    gateway.wallet.stop()
+    give_back(gateway.devnet, gateway.wallet)
     if gateway.backend == "postgresql":
         drop_pg_database(gateway.database)
 
