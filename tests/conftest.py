@@ -170,11 +170,14 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Quit this process's shared Chromium (``testsupport/browser.py``), if a module
-    started it."""
+    """Quit this process's shared Chromium (``testsupport/browser.py``) and drop its test
+    gateways' template databases (``testsupport/gateway_databases.py``), if made."""
     browser = sys.modules.get("testsupport.browser")
     if browser is not None:
         browser.SHARED.quit()
+    databases = sys.modules.get("testsupport.gateway_databases")
+    if databases is not None:  # the test gateways' migrated templates
+        databases.close()
 
 
 @pytest.fixture(scope="session")

@@ -22,8 +22,9 @@ from typing import Any, TypeVar
 import asyncpg
 import httpx
 
+from testsupport.gateway_databases import migrated_postgresql, migrated_sqlite
 from testsupport.ports import holds_listener, port_taken
-from testsupport.postgres import create_pg_database, drop_pg_database
+from testsupport.postgres import drop_pg_database
 from testsupport.processes import peak_rss_kib, stop_process, wait_until
 from testsupport.wallet_pool import give_back, take_wallet_rpc
 from xmrgate.devnet import Devnet, WalletRpc, free_port
@@ -305,12 +306,15 @@ def start_gateway(
     devnet: Devnet, backend: str, workdir: Path, extra_args: Sequence[str] = ()
 ) -> Gateway:
     """A wallet-rpc with no wallet (an idle one of ``devnet``'s, else a new one), a fresh
-    database of ``backend``, and the gateway on them: the gateway creates a new wallet."""
+    migrated database of ``backend``, and the gateway on them: the gateway creates a new
+    wallet."""
     workdir.mkdir(parents=True, exist_ok=True)
     wallet = take_wallet_rpc(devnet, f"gw-{workdir.name}-{uuid.uuid4().hex[:6]}")
+    # Migrated already (testsupport/gateway_databases.py): no migration child per start.
     if backend == "postgresql":
-        db_arg = ["--postgresql", create_pg_database()]
+        db_arg = ["--postgresql", migrated_postgresql()]
     else:
+        migrated_sqlite(workdir / "xmrgate.sqlite3")
         db_arg = ["--sqlite", str(workdir / "xmrgate.sqlite3")]
     gateway = Gateway(
         devnet=devnet,
