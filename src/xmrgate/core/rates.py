@@ -151,9 +151,11 @@ class RateBook:
         """One refresh: the leader asks every source for every currency, all at once,
         and records (then stores) the answers; a follower reads the stored answers.
 
-        Each answer is recorded when it arrives: a slow source delays only itself. A
-        process that takes the lead reads the stored answers first, so that it carries
-        on from the last leader's (its good answers, its counts of misses).
+        The calls run at once, each bounded by the timeout, and their answers are
+        recorded together when the last one is in: the leader's quotes change once per
+        refresh, as the followers' do. A process that takes the lead reads the stored
+        answers first, so that it carries on from the last leader's (its good answers,
+        its counts of misses).
         """
         sharing = self._sharing
         leading = True if sharing is None else await sharing.lead()
@@ -161,13 +163,15 @@ class RateBook:
             self._adopt(await sharing.load())
         self._leading = leading
         if leading:
-            await asyncio.gather(
-                *(
-                    self._fetch(source, currency)
-                    for source in self._sources
-                    for currency in self._currencies
-                )
-            )
+            pairs = [
+                (source, currency) for source in self._sources for currency in self._currencies
+            ]
+            readings = await asyncio.gather(*(self._fetch(s, c) for s, c in pairs))
+            # All at once, with no await between: a quote made meanwhile sees the last
+            # refresh's answers or this one's, never a mix (which a follower, reading the
+            # stored answers in one transaction, would never quote).
+            for (source, currency), reading in zip(pairs, readings, strict=True):
+                self._record(source.name, currency, *reading)
             if sharing is not None:
                 await sharing.store(self._stored())
         for currency in self._currencies:
@@ -306,7 +310,11 @@ class RateBook:
             min_sources=self._min_sources,
         )
 
-    async def _fetch(self, source: RateSource, currency: str) -> None:
+    async def _fetch(
+        self, source: RateSource, currency: str
+    ) -> tuple[Decimal | None, str | None, datetime]:
+        """One source's answer for one currency: the rate or why there is none, and
+        when the call ended."""
         reason: str | None = None
         value: Decimal | None = None
         try:
@@ -326,14 +334,19 @@ class RateBook:
         else:
             if not isinstance(value, Decimal) or not value.is_finite() or value <= 0:
                 reason, value = f"not a finite positive rate: {value!r}", None
-        slot = self._slots[(source.name, currency)]
-        slot.checked = self._now()
+        return value, reason, self._now()
+
+    def _record(
+        self, source: str, currency: str, value: Decimal | None, reason: str | None, at: datetime
+    ) -> None:
+        slot = self._slots[(source, currency)]
+        slot.checked = at
         if reason is None and value is not None:
-            slot.value, slot.at, slot.error = value, slot.checked, None
+            slot.value, slot.at, slot.error = value, at, None
         else:
             slot.error = reason
             slot.misses += 1
-        self._log_slot(source.name, currency, reason)
+        self._log_slot(source, currency, reason)
 
     def _log_slot(self, source: str, currency: str, reason: str | None) -> None:
         previous = self._logged_slot.get((source, currency), _UNSEEN)
