@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import threading
 
+from xmrgate.adapters.wallet_rpc_connection import WALLET_RPC_ERROR_CODE_NOT_OPEN
 from xmrgate.devnet import Devnet, WalletRpc
 from xmrgate.devnet.errors import DevnetError
 
@@ -61,7 +62,7 @@ def give_back(devnet: Devnet, wallet: WalletRpc) -> None:
     try:
         wallet.call("close_wallet", timeout=CLOSE_TIMEOUT)
     except DevnetError as exc:
-        if exc.code != -13:  # WALLET_RPC_ERROR_CODE_NOT_OPEN: none was open
+        if exc.code != WALLET_RPC_ERROR_CODE_NOT_OPEN:  # "none was open" is as good
             wallet.stop()
             return
     for entry in wallet.wallet_dir.iterdir():
