@@ -47,8 +47,11 @@ from xmrgate.devnet import Devnet, DevnetError, WalletRpc, free_port
 
 pytestmark = pytest.mark.integration
 
-# The gateway fixture adds --poll-frequency 0.5s and --callback-allow 127.0.0.1.
+# The gateway fixture adds --callback-allow 127.0.0.1.
 GATEWAY_ARGS = [
+    # CATCH_UP_WAIT counts on it (the tests' gateways poll every 2 s otherwise).
+    "--poll-frequency",
+    "0.5s",
     "--api-key",
     OPERATOR_KEY,
     "--callback-secret",

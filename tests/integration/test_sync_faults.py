@@ -31,8 +31,11 @@ GATEWAY_ARGS = [
     "0.5s",
     "--callback-timeout",
     "2s",
+    # The poll these tests count ticks of (the tests' gateways poll every 2 s otherwise).
+    "--poll-frequency",
+    "0.5s",
 ]
-POLL = 0.5  # the test gateway's --poll-frequency
+POLL = 0.5  # the gateway's --poll-frequency above
 
 
 def test_wallet_down_payment_not_missed(

@@ -29,13 +29,18 @@ AMOUNT = 1_000_000_000
 LONG_POLL = "120s"
 # Far shorter than the poll, far longer than a tick (ZMQ: ~0.2 s here).
 SOON = 10.0
+# The module's ``gateway`` (the control of the refresh count): polling every 0.5 s.
+GATEWAY_ARGS = ["--poll-frequency", "0.5s"]
 METRIC = re.compile(
     r'^xmrgate_wallet_rpc_duration_seconds_count\{method="refresh"\} ([0-9.e+]+)$', re.M
 )
 
 
-def _gateway(devnet: Devnet, backend: str, tmp: Path, *args: str) -> Iterator[Gateway]:
-    gw = start_gateway(devnet, backend, tmp, list(args))
+def _gateway(
+    devnet: Devnet, backend: str, tmp: Path, *args: str, push: bool = False
+) -> Iterator[Gateway]:
+    # Not woken by monerod unless a test says so (the tests' gateways are, by default).
+    gw = start_gateway(devnet, backend, tmp, list(args), push=push)
     try:
         yield gw
     finally:
@@ -50,7 +55,7 @@ def pushed(
     assert devnet.zmq_pub_url, "the devnet's monerod publishes on ZMQ"
     tmp = tmp_path_factory.mktemp(f"zmq-{request.param}")
     args = ("--poll-frequency", LONG_POLL, "--daemon-zmq", devnet.zmq_pub_url)
-    yield from _gateway(devnet, request.param, tmp, *args)
+    yield from _gateway(devnet, request.param, tmp, *args, push=True)
 
 
 @pytest.fixture
