@@ -22,6 +22,10 @@ pytestmark = pytest.mark.integration
 
 # The receiver listens on loopback, an internal address the gateway calls only if allowed.
 GATEWAY_ARGS = [
+    # A pool transaction dropped (flush_txpool) is not announced by monerod: only the
+    # poll sees it (the tests' gateways poll every 2 s otherwise).
+    "--poll-frequency",
+    "0.5s",
     "--zero-conf",
     "--callback-allow",
     "127.0.0.1",

@@ -38,6 +38,10 @@ SHOP = "Corner Coffee"
 REASON = "One croissant was missing <sorry>"
 # The gateway fixture of conftest.py reads these (the receiver is on loopback).
 GATEWAY_ARGS = [
+    # The refund watcher runs every poll (at most every 10 s): the tests wait for it
+    # (the tests' gateways poll every 2 s otherwise).
+    "--poll-frequency",
+    "0.5s",
     "--callback-allow",
     "127.0.0.1",
     "--callback-secret",

@@ -19,6 +19,10 @@ pytestmark = pytest.mark.integration
 
 # The receiver listens on loopback, an internal address the gateway calls only if allowed.
 GATEWAY_ARGS = [
+    # Blocks popped and a pool flushed are not announced by monerod: only the poll sees
+    # them (the tests' gateways poll every 2 s otherwise).
+    "--poll-frequency",
+    "0.5s",
     "--callback-allow",
     "127.0.0.1",
     "--callback-retry-base",

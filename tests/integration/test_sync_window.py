@@ -17,6 +17,10 @@ from xmrgate.devnet import Devnet
 
 pytestmark = pytest.mark.integration
 
+# A sync state lost and a wallet put back are not announced by monerod: only the poll
+# sees them (the tests' gateways poll every 2 s otherwise).
+GATEWAY_ARGS = ["--poll-frequency", "0.5s"]
+
 
 def execute(gateway: Gateway, sql: str) -> None:
     """Run one statement directly on the gateway's database."""
