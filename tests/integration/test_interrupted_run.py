@@ -24,7 +24,7 @@ import pytest
 from tests.integration.conftest import DEVNET_BLOCKS_ENV
 from tests.integration.test_dev_interrupt import processes_under
 from testsupport.processes import wait_until
-from xmrgate.devnet.processes import pid_alive
+from xmrgate.devnet.processes import log_tail, pid_alive
 
 pytestmark = pytest.mark.integration
 
@@ -81,7 +81,14 @@ def test_a_stopped_run_leaves_no_process(tmp_path: Path, workers: int, how: str)
             stdout=log,
             stderr=subprocess.STDOUT,
             # Its networks mine no blocks (nothing is paid): each starts in 2.6 s, not 12.
-            env={**os.environ, "XMRGATE_INTERRUPTED_PIDS": str(pid_file), DEVNET_BLOCKS_ENV: "0"},
+            # Unbuffered: what the run printed after the signal is in its log even when it
+            # has to be killed (the failure message shows it).
+            env={
+                **os.environ,
+                "XMRGATE_INTERRUPTED_PIDS": str(pid_file),
+                DEVNET_BLOCKS_ENV: "0",
+                "PYTHONUNBUFFERED": "1",
+            },
             start_new_session=True,  # its own process group, for the Ctrl-C
         )
     try:
@@ -114,7 +121,10 @@ def test_a_stopped_run_leaves_no_process(tmp_path: Path, workers: int, how: str)
             time.sleep(0.2)
         left = still_there(pids, basetemp)
         assert left == [], (
-            f"left {time.monotonic() - started:.0f} s after the {how}:\n" + "\n".join(left)
+            f"left {time.monotonic() - started:.0f} s after the {how}:\n"
+            + "\n".join(left)
+            + "\n"
+            + log_tail(log_path, lines=60)
         )
         run.wait(timeout=max(1.0, deadline - time.monotonic()))
         assert processes_under(basetemp) == []  # nothing else of the run either
