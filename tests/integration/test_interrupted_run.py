@@ -32,6 +32,14 @@ REPO = Path(__file__).resolve().parents[2]
 TARGET = Path(__file__).with_name("interrupted_run.py")
 #: How long the stopped run's processes get to be gone.
 GONE_WITHIN = 60.0
+#: Run before pytest (the same process, through exec): SIGINT back at its default, so
+#: the run's Python handles it as a terminal's Ctrl-C. A run started in the background
+#: by a non-interactive shell (``(make test &)``) inherits SIGINT ignored, ignored again
+#: in every process it starts; the Ctrl-C case then failed, its run deaf for 60 s.
+SIGINT_AT_DEFAULT = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.executable, sys.argv[1:])"
+)
 
 
 def command_of(pid: int) -> str:
@@ -63,6 +71,9 @@ def test_a_stopped_run_leaves_no_process(tmp_path: Path, workers: int, how: str)
     with log_path.open("w") as log:
         run = subprocess.Popen(
             [
+                sys.executable,
+                "-c",
+                SIGINT_AT_DEFAULT,
                 sys.executable,
                 "-m",
                 "pytest",
