@@ -3,8 +3,8 @@
 :class:`GatewayProcess` starts, waits for, restarts and ends one gateway process (by
 PID) and talks HTTP to it. :class:`Gateway` is the same process as the integration
 tests set it up (a devnet wallet-rpc, woken by its monerod's announcements, a poll every
-2 s); :func:`start_gateway` and
-:func:`close_gateway` also make and remove its wallet-rpc and database.
+2 s); :func:`start_gateway` and :func:`close_gateway` also make and remove its
+wallet-rpc and database.
 """
 
 from __future__ import annotations
@@ -45,6 +45,9 @@ READY_TIMEOUT = 90.0
 #: run keeps three or four of them idle most of its 15 minutes. A module that needs the
 #: faster poll passes its own --poll-frequency (later options win).
 TEST_POLL_FREQUENCY = "2s"
+#: The faster poll, for a module that counts ticks, times a catch-up by the poll, or
+#: waits for what monerod does not announce (in its GATEWAY_ARGS).
+FAST_POLL = ("--poll-frequency", "0.5s")
 #: Lets test gateways call receivers on 127.0.0.1 (internal addresses are refused otherwise).
 LOOPBACK_CALLBACKS = ("--callback-allow", "127.0.0.1")
 

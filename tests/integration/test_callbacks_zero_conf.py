@@ -15,7 +15,7 @@ from tests.integration.callback_support import (
     wait_kinds,
 )
 from tests.integration.receiver import Receiver
-from testsupport.gateway import Gateway
+from testsupport.gateway import FAST_POLL, Gateway
 from xmrgate.devnet import Devnet
 
 pytestmark = pytest.mark.integration
@@ -24,8 +24,7 @@ pytestmark = pytest.mark.integration
 GATEWAY_ARGS = [
     # A pool transaction dropped (flush_txpool) is not announced by monerod: only the
     # poll sees it (the tests' gateways poll every 2 s otherwise).
-    "--poll-frequency",
-    "0.5s",
+    *FAST_POLL,
     "--zero-conf",
     "--callback-allow",
     "127.0.0.1",

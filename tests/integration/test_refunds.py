@@ -25,7 +25,7 @@ from selenium.webdriver.common.by import By
 from tests.integration.callback_support import UNLOCK_BLOCKS, XMR, signature_ok
 from tests.integration.receiver import Received, Receiver, start_receiver
 from testsupport.browser import start_chromium
-from testsupport.gateway import SYNC_WAIT, Gateway, count_rows
+from testsupport.gateway import FAST_POLL, SYNC_WAIT, Gateway, count_rows
 from testsupport.monero_addresses import fake_address
 from testsupport.processes import wait_until
 from xmrgate.devnet import Devnet, DevnetError, WalletRpc
@@ -40,8 +40,7 @@ REASON = "One croissant was missing <sorry>"
 GATEWAY_ARGS = [
     # The refund watcher runs every poll (at most every 10 s): the tests wait for it
     # (the tests' gateways poll every 2 s otherwise).
-    "--poll-frequency",
-    "0.5s",
+    *FAST_POLL,
     "--callback-allow",
     "127.0.0.1",
     "--callback-secret",

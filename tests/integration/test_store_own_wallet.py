@@ -42,7 +42,7 @@ from tests.integration.test_stores import (
     receive,
     wait_json,
 )
-from testsupport.gateway import Gateway
+from testsupport.gateway import FAST_POLL, Gateway
 from xmrgate.devnet import Devnet, DevnetError, WalletRpc, free_port
 
 pytestmark = pytest.mark.integration
@@ -50,8 +50,7 @@ pytestmark = pytest.mark.integration
 # The gateway fixture adds --callback-allow 127.0.0.1.
 GATEWAY_ARGS = [
     # CATCH_UP_WAIT counts on it (the tests' gateways poll every 2 s otherwise).
-    "--poll-frequency",
-    "0.5s",
+    *FAST_POLL,
     "--api-key",
     OPERATOR_KEY,
     "--callback-secret",

@@ -17,7 +17,7 @@ from tests.integration.callback_support import (
     wait_log,
 )
 from tests.integration.receiver import Receiver
-from testsupport.gateway import SYNC_WAIT, Gateway, count_rows
+from testsupport.gateway import FAST_POLL, SYNC_WAIT, Gateway, count_rows
 from testsupport.processes import wait_until
 from xmrgate.devnet import Devnet
 
@@ -32,8 +32,7 @@ GATEWAY_ARGS = [
     "--callback-timeout",
     "2s",
     # The poll these tests count ticks of (the tests' gateways poll every 2 s otherwise).
-    "--poll-frequency",
-    "0.5s",
+    *FAST_POLL,
 ]
 POLL = 0.5  # the gateway's --poll-frequency above
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.receiver import Received, Receiver
-from testsupport.gateway import Gateway, close_gateway, start_gateway
+from testsupport.gateway import FAST_POLL, Gateway, close_gateway, start_gateway
 from xmrgate.devnet import Devnet
 
 AMOUNT = 1_000_000_000
@@ -30,7 +30,7 @@ LONG_POLL = "120s"
 # Far shorter than the poll, far longer than a tick (ZMQ: ~0.2 s here).
 SOON = 10.0
 # The module's ``gateway`` (the control of the refresh count): polling every 0.5 s.
-GATEWAY_ARGS = ["--poll-frequency", "0.5s"]
+GATEWAY_ARGS = [*FAST_POLL]
 METRIC = re.compile(
     r'^xmrgate_wallet_rpc_duration_seconds_count\{method="refresh"\} ([0-9.e+]+)$', re.M
 )

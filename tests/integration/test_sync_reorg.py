@@ -12,7 +12,7 @@ import pytest
 
 from tests.integration.callback_support import XMR, callbacks, wait_kinds
 from tests.integration.receiver import Receiver
-from testsupport.gateway import Gateway
+from testsupport.gateway import FAST_POLL, Gateway
 from xmrgate.devnet import Devnet
 
 pytestmark = pytest.mark.integration
@@ -21,8 +21,7 @@ pytestmark = pytest.mark.integration
 GATEWAY_ARGS = [
     # Blocks popped and a pool flushed are not announced by monerod: only the poll sees
     # them (the tests' gateways poll every 2 s otherwise).
-    "--poll-frequency",
-    "0.5s",
+    *FAST_POLL,
     "--callback-allow",
     "127.0.0.1",
     "--callback-retry-base",

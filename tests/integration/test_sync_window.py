@@ -12,14 +12,14 @@ import asyncpg
 import pytest
 
 from tests.integration.callback_support import log_mark, wait_log
-from testsupport.gateway import Gateway
+from testsupport.gateway import FAST_POLL, Gateway
 from xmrgate.devnet import Devnet
 
 pytestmark = pytest.mark.integration
 
 # A sync state lost and a wallet put back are not announced by monerod: only the poll
 # sees them (the tests' gateways poll every 2 s otherwise).
-GATEWAY_ARGS = ["--poll-frequency", "0.5s"]
+GATEWAY_ARGS = [*FAST_POLL]
 
 
 def execute(gateway: Gateway, sql: str) -> None:

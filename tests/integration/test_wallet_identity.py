@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from testsupport.gateway import Gateway, GatewayProcess, count_rows
+from testsupport.gateway import FAST_POLL, Gateway, GatewayProcess, count_rows
 from xmrgate.devnet import Devnet
 
 pytestmark = pytest.mark.integration
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.integration
 XMR = 10**12
 # A wallet changed behind the gateway is not announced by monerod: only the poll sees it
 # (the tests' gateways poll every 2 s otherwise).
-GATEWAY_ARGS = ["--poll-frequency", "0.5s"]
+GATEWAY_ARGS = [*FAST_POLL]
 
 
 def _primary(wallet_url_owner: object) -> str:
