@@ -128,6 +128,22 @@ def test_consecutive_payments(devnet: Devnet, merchant: tuple[WalletRpc, str]) -
     assert devnet.pool_hashes() == []
 
 
+def _preloads_the_quick_key(wallet: WalletRpc) -> bool:
+    """Whether the process mapped ``quick_rsa.c``'s library (``quick_certificate.py``)."""
+    return "/quick_rsa-" in Path(f"/proc/{wallet.pid}/maps").read_text()
+
+
+def test_wallet_rpcs_get_the_quick_key_and_monerod_does_not(
+    devnet: Devnet, merchant: tuple[WalletRpc, str]
+) -> None:
+    """Every wallet-rpc of the network runs with the quick certificate key (its wallets
+    were created and opened with it: the funder's and the merchant's); monerod never
+    loads it."""
+    assert devnet.wallets and all(_preloads_the_quick_key(w) for w in devnet.wallets)
+    assert devnet.daemon_pid is not None
+    assert "/quick_rsa-" not in Path(f"/proc/{devnet.daemon_pid}/maps").read_text()
+
+
 def test_wallet_rpc_kill_and_restart(devnet: Devnet) -> None:
     rpc = devnet.start_wallet_rpc("restartable")
     old_pid, port = rpc.pid, rpc.port
@@ -137,6 +153,7 @@ def test_wallet_rpc_kill_and_restart(devnet: Devnet) -> None:
         rpc.call("get_version", timeout=2)
     rpc.restart()
     assert rpc.port == port and rpc.pid != old_pid
+    assert _preloads_the_quick_key(rpc)  # restarted with the environment it started with
     with pytest.raises(DevnetError) as info:
         rpc.call("store")  # no wallet open after a restart
     assert info.value.code == -13

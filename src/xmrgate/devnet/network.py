@@ -15,9 +15,9 @@ Regtest gotchas handled here (monero 0.18.0.0 as packaged by Debian):
 * ``monerod --regtest`` binds its ZMQ RPC on 18082 unless told otherwise; all ports here
   are free ones, its ZMQ publisher (``--zmq-pub``) included (:attr:`Devnet.zmq_pub_url`).
 * Both programs default to ``--rpc-ssl autodetect`` and then generate an RSA
-  certificate at start (~1.5 s of CPU); ``--rpc-ssl disabled`` avoids that. The
-  wallet still spends ~1.5 s generating one on every ``create_wallet`` and
-  ``open_wallet`` (its bitmessage client), which cannot be switched off.
+  certificate at start (~1.5 s of CPU); ``--rpc-ssl disabled`` avoids that. The wallet
+  makes one on every ``create_wallet`` and ``open_wallet`` all the same (its Bitmessage
+  client), with a quick key here (:mod:`~xmrgate.devnet.quick_certificate`).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from xmrgate.devnet.processes import (
     terminate,
     wait_answering,
 )
+from xmrgate.devnet.quick_certificate import wallet_environment
 from xmrgate.devnet.rpc import WalletRpc
 
 MONEROD = "monerod"
@@ -263,7 +264,8 @@ class Devnet(Chain):
             "--non-interactive",
             "--no-dns",
         ]
-        proc = spawn(cmd, stdout_path)
+        env = wallet_environment()
+        proc = spawn(cmd, stdout_path, env)
         wallet = WalletRpc(
             port=port,
             pid=proc.pid,
@@ -272,6 +274,7 @@ class Devnet(Chain):
             cmd=cmd,
             log_path=log_path,
             stdout_path=stdout_path,
+            env=env,
             _proc=proc,
         )
         with self._lock:

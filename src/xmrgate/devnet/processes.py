@@ -80,9 +80,12 @@ def die_with_parent() -> Callable[[], None] | None:
     return arm
 
 
-def spawn(cmd: list[str], stdout_log: Path) -> subprocess.Popen[bytes]:
+def spawn(
+    cmd: list[str], stdout_log: Path, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
     """Start ``cmd`` in its own session with stdout+stderr appended to ``stdout_log``,
-    tied to this process (:func:`die_with_parent`)."""
+    tied to this process (:func:`die_with_parent`); ``env`` replaces the inherited
+    environment when given."""
     exe = shutil.which(cmd[0])
     if exe is None:
         raise DevnetError(f"{cmd[0]} not found on PATH (Debian: apt-get install monero)")
@@ -95,6 +98,7 @@ def spawn(cmd: list[str], stdout_log: Path) -> subprocess.Popen[bytes]:
             stderr=subprocess.STDOUT,
             start_new_session=True,
             close_fds=True,
+            env=env,
             preexec_fn=die_with_parent(),  # only prctl runs in the child: see there
         )
 

@@ -66,6 +66,8 @@ class WalletRpc:
     log_path: Path | None = field(default=None, repr=False)
     stdout_path: Path | None = field(default=None, repr=False)
     owned: bool = field(default=True, repr=False)
+    #: The environment it was started with (``None``: inherited), kept for restarts.
+    env: dict[str, str] | None = field(default=None, repr=False)
     _proc: subprocess.Popen[bytes] | None = field(default=None, repr=False, compare=False)
     _client: httpx.Client = field(
         default_factory=lambda: httpx.Client(trust_env=False), repr=False, compare=False
@@ -110,7 +112,7 @@ class WalletRpc:
         last: DevnetError | None = None
         # The port may linger for a moment after a kill; retry a few times.
         for _ in range(5):
-            self._proc = spawn(self.cmd, self.stdout_path)
+            self._proc = spawn(self.cmd, self.stdout_path, self.env)
             self.pid = self._proc.pid
             self.owned = True
             try:
