@@ -27,7 +27,12 @@ from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from testsupport.postgres import create_pg_database, drop_pg_database, drop_pg_databases
+from testsupport.postgres import (
+    AdminSession,
+    create_pg_database,
+    drop_pg_database,
+    drop_pg_databases,
+)
 from xmrgate.adapters.store.db import migrate_database
 from xmrgate.config import postgres_async_url
 
@@ -55,15 +60,22 @@ class Dropper:
             self._changed.notify()
 
     def _run(self) -> None:
-        while True:
-            with self._changed:
-                self._changed.wait_for(lambda: bool(self._given) or self._closing)
-                batch, self._given = self._given[: self.BATCH], self._given[self.BATCH :]
-            if not batch:
-                return  # closing, and nothing left
+        session = AdminSession(size=self.BATCH)  # its connections serve every batch
+        try:
+            while True:
+                with self._changed:
+                    self._changed.wait_for(lambda: bool(self._given) or self._closing)
+                    batch, self._given = self._given[: self.BATCH], self._given[self.BATCH :]
+                if not batch:
+                    return  # closing, and nothing left
+                try:
+                    drop_pg_databases(batch, session)
+                except BaseException as exc:  # raised by close(), in the test process
+                    self._failures.append(exc)
+        finally:
             try:
-                asyncio.run(drop_pg_databases(batch))
-            except BaseException as exc:  # raised by close(), in the test process
+                session.close()
+            except BaseException as exc:
                 self._failures.append(exc)
 
     def close(self) -> None:
@@ -92,6 +104,7 @@ class MigratedTemplates:
         self._background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pg-copies")
         self._dropper = Dropper()
         self._ahead: deque[Future[str]] = deque()
+        self._copies_session: AdminSession | None = None  # the copies' thread's
 
     def sqlite_copy(self, path: Path) -> str:
         """Copy the migrated SQLite template to ``path``; its SQLAlchemy URL."""
@@ -125,9 +138,16 @@ class MigratedTemplates:
             self._ahead.append(self._background.submit(self._copy, self._postgresql))
         return url
 
-    @staticmethod
-    def _copy(template: str) -> str:
-        return create_pg_database(template=template)
+    def _copy(self, template: str) -> str:
+        """One copy, in the copies' thread, on its one kept connection."""
+        if self._copies_session is None:
+            self._copies_session = AdminSession()
+        return create_pg_database(template=template, session=self._copies_session)
+
+    def _close_copies_session(self) -> None:
+        if self._copies_session is not None:
+            self._copies_session.close()
+            self._copies_session = None
 
     def drop_postgresql(self, url: str) -> None:
         """Drop a database made for a test, a copy or an empty one (in the background;
@@ -141,11 +161,16 @@ class MigratedTemplates:
         0.1-0.5 s each to make and one more to drop), and the template goes with the last
         copies, in one batch: one checkpoint, not two, at the end of the run."""
         try:
-            self._background.shutdown(wait=True, cancel_futures=True)
+            for waiting in self._ahead:
+                waiting.cancel()  # only those not begun
+            # The thread's last task closes its connection, in the thread that made it.
+            closing = self._background.submit(self._close_copies_session)
+            self._background.shutdown(wait=True)
             while self._ahead:
                 unused = self._ahead.popleft()
                 if not unused.cancelled() and unused.exception() is None:
                     self.drop_postgresql(unused.result())
+            closing.result()
         finally:
             try:
                 if self._postgresql is not None:

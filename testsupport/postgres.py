@@ -28,7 +28,11 @@ async def _execute(admin_url: str, statement: str) -> None:
 
 
 def create_pg_database(
-    admin_url: str = TEST_ADMIN_URL, prefix: str = TEST_PREFIX, *, template: str | None = None
+    admin_url: str = TEST_ADMIN_URL,
+    prefix: str = TEST_PREFIX,
+    *,
+    template: str | None = None,
+    session: AdminSession | None = None,
 ) -> str:
     """Create a fresh database named ``<prefix><random>``; return its URL.
 
@@ -38,10 +42,18 @@ def create_pg_database(
     WAL copy leaves its 300 files for the next checkpoint to sync, and a run's copies
     alive at once made every checkpoint (each DROP DATABASE waits for one) sync 15,000
     files, 15-20 s each.
+
+    ``session``: an :class:`AdminSession` (on its server, ``admin_url`` then unused) to
+    run the statement on, instead of a connection of its own.
     """
     name = f"{prefix}{os.urandom(5).hex()}"
     copy = f' TEMPLATE "{template.rsplit("/", 1)[1]}" STRATEGY FILE_COPY' if template else ""
-    asyncio.run(_execute(admin_url, f'CREATE DATABASE "{name}"{copy}'))
+    statement = f'CREATE DATABASE "{name}"{copy}'
+    if session is None:
+        asyncio.run(_execute(admin_url, statement))
+    else:
+        admin_url = session.admin_url
+        session.execute(statement)
     return admin_url.rsplit("/", 1)[0] + f"/{name}"
 
 
@@ -60,23 +72,66 @@ def drop_pg_database(url: str, admin_url: str = TEST_ADMIN_URL, prefix: str = TE
     asyncio.run(_execute(admin_url, _drop_statement(url, prefix)))
 
 
-async def drop_pg_databases(
-    urls: list[str], admin_url: str = TEST_ADMIN_URL, prefix: str = TEST_PREFIX
-) -> None:
+class AdminSession:
+    """Statements on the server's admin database, over connections kept open from one
+    call to the next: at most ``size``, made when first needed, closed by :meth:`close`.
+
+    Each new connection costs the server a backend process (7-15 ms of CPU, most of it in
+    the kernel), and the store tests made about 290 of them in a ``make unit`` run, one per
+    CREATE or DROP DATABASE. A session belongs to one thread: every call runs on its own
+    event loop (``asyncio.Runner``), one call at a time."""
+
+    def __init__(
+        self, admin_url: str = TEST_ADMIN_URL, *, size: int = 1, name: str = "xmrgate-tests"
+    ) -> None:
+        self.admin_url = admin_url
+        #: Its connections' ``application_name`` (``pg_stat_activity`` shows it).
+        self.name = name
+        self._size = size
+        self._runner = asyncio.Runner()
+        self._pool: asyncpg.Pool | None = None
+
+    def execute(self, *statements: str) -> None:
+        """Run ``statements`` at once, each on a connection of its own (``size`` at a
+        time); every one runs to its end, and the first failure is raised then."""
+        self._runner.run(self._execute(statements))
+
+    async def _execute(self, statements: tuple[str, ...]) -> None:
+        if self._pool is None:
+            # min_size 0: connections are made as needed; no lifetime: kept until close.
+            self._pool = await asyncpg.create_pool(
+                self.admin_url,
+                min_size=0,
+                max_size=self._size,
+                max_inactive_connection_lifetime=0,
+                server_settings={"application_name": self.name},
+            )
+        pool = self._pool
+        done = await asyncio.gather(
+            *(pool.execute(statement) for statement in statements), return_exceptions=True
+        )
+        failures = [outcome for outcome in done if isinstance(outcome, BaseException)]
+        if failures:
+            raise failures[0]
+
+    def close(self) -> None:
+        """Close the connections and the event loop (from the session's thread)."""
+        try:
+            if self._pool is not None:
+                self._runner.run(self._pool.close())
+                self._pool = None
+        finally:
+            self._runner.close()
+
+
+def drop_pg_databases(urls: list[str], session: AdminSession, prefix: str = TEST_PREFIX) -> None:
     """Drop several databases made by :func:`create_pg_database` at once, each on a
-    connection of its own (as :func:`drop_pg_database`, which refuses the same names).
+    connection of ``session`` (as :func:`drop_pg_database`, which refuses the same names).
 
     PostgreSQL 15 ends each DROP DATABASE with a checkpoint of the whole server (0.2-3 s
     when other databases are busy); drops that run together share one: 8 took 0.07 s at
     once against 1.4-3.5 s one after the other."""
-    statements = [_drop_statement(url, prefix) for url in urls]
-    # Every drop runs to its end even when one fails; the first failure is raised then.
-    done = await asyncio.gather(
-        *(_execute(admin_url, statement) for statement in statements), return_exceptions=True
-    )
-    failures = [outcome for outcome in done if isinstance(outcome, BaseException)]
-    if failures:
-        raise failures[0]
+    session.execute(*(_drop_statement(url, prefix) for url in urls))
 
 
 @contextmanager
