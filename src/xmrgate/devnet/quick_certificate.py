@@ -42,10 +42,15 @@ def cache_folder() -> Path:
     return Path(base) / "xmrgate"
 
 
+def library_name(source: bytes) -> str:
+    """The file name of ``source`` compiled: a changed source is compiled anew."""
+    return f"quick_rsa-{hashlib.sha256(source).hexdigest()[:16]}.so"
+
+
 def build(source: bytes, folder: Path) -> Path:
-    """Compile ``source`` into ``folder/quick_rsa-<its hash>.so`` unless it is there
-    already; the library's path. Raises ``OSError`` or ``CalledProcessError``."""
-    target = folder / f"quick_rsa-{hashlib.sha256(source).hexdigest()[:16]}.so"
+    """Compile ``source`` into ``folder/<library_name>`` unless it is there already; the
+    library's path. Raises ``OSError`` or ``CalledProcessError``."""
+    target = folder / library_name(source)
     if target.exists():
         return target
     compiler = shutil.which("cc") or shutil.which("gcc")
