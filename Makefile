@@ -44,9 +44,14 @@ test: install system-deps
 # tests/integration/ is not collected (all of it is `integration`: the same tests run); the
 # pytest plugins no unit test uses (schemathesis, anyio) are not loaded; the expensive
 # property tests run a quarter of their examples (the `dev` profile,
-# testsupport/properties.py: `make test` above runs them in full, as CI does).
+# testsupport/properties.py: `make test` above runs them in full, as CI does). Its
+# temporary files (the SQLite databases, Chromium's profiles and its shared memory) go to
+# tmpfs when /dev/shm is there: on disk each SQLite commit was synced and each file's
+# blocks journaled (0.95x the wall time here; UNIT_TMPDIR= keeps the usual folder).
+UNIT_TMPDIR ?= $(shell [ -d /dev/shm ] && [ -w /dev/shm ] && echo /dev/shm)
 unit: install
-	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -m "not integration" --ignore=tests/integration \
+	$(if $(UNIT_TMPDIR),TMPDIR=$(UNIT_TMPDIR)) PYTHONDONTWRITEBYTECODE= \
+		$(BIN)/python -m pytest -m "not integration" --ignore=tests/integration \
 		-p no:schemathesis -p no:anyio --hypothesis-profile=dev -n 3 --dist loadscope \
 		--no-loadscope-reorder
 
