@@ -27,6 +27,7 @@ from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
+from testsupport.pg_tablespace import tmpfs_tablespace
 from testsupport.postgres import (
     AdminSession,
     create_pg_database,
@@ -105,6 +106,7 @@ class MigratedTemplates:
         self._dropper = Dropper()
         self._ahead: deque[Future[str]] = deque()
         self._copies_session: AdminSession | None = None  # the copies' thread's
+        self._tablespace: str | None = None
 
     def sqlite_copy(self, path: Path) -> str:
         """Copy the migrated SQLite template to ``path``; its SQLAlchemy URL."""
@@ -139,10 +141,14 @@ class MigratedTemplates:
         return url
 
     def _copy(self, template: str) -> str:
-        """One copy, in the copies' thread, on its one kept connection."""
+        """One copy, in the copies' thread, on its one kept connection, in a tablespace
+        on tmpfs where one can be had (``testsupport/pg_tablespace.py``)."""
         if self._copies_session is None:
             self._copies_session = AdminSession()
-        return create_pg_database(template=template, session=self._copies_session)
+            self._tablespace = tmpfs_tablespace(self._copies_session)
+        return create_pg_database(
+            template=template, session=self._copies_session, tablespace=self._tablespace
+        )
 
     def _close_copies_session(self) -> None:
         if self._copies_session is not None:

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
 import asyncpg
+
+T = TypeVar("T")
 
 #: A superuser connection to the server that holds the throwaway databases.
 TEST_ADMIN_URL = os.environ.get("XMRGATE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
@@ -33,6 +36,7 @@ def create_pg_database(
     *,
     template: str | None = None,
     session: AdminSession | None = None,
+    tablespace: str | None = None,
 ) -> str:
     """Create a fresh database named ``<prefix><random>``; return its URL.
 
@@ -44,11 +48,13 @@ def create_pg_database(
     files, 15-20 s each.
 
     ``session``: an :class:`AdminSession` (on its server, ``admin_url`` then unused) to
-    run the statement on, instead of a connection of its own.
+    run the statement on, instead of a connection of its own. ``tablespace``: where the
+    database's files go instead of the server's default (``testsupport/pg_tablespace.py``).
     """
     name = f"{prefix}{os.urandom(5).hex()}"
     copy = f' TEMPLATE "{template.rsplit("/", 1)[1]}" STRATEGY FILE_COPY' if template else ""
-    statement = f'CREATE DATABASE "{name}"{copy}'
+    place = f' TABLESPACE "{tablespace}"' if tablespace else ""
+    statement = f'CREATE DATABASE "{name}"{copy}{place}'
     if session is None:
         asyncio.run(_execute(admin_url, statement))
     else:
@@ -96,7 +102,11 @@ class AdminSession:
         time); every one runs to its end, and the first failure is raised then."""
         self._runner.run(self._execute(statements))
 
-    async def _execute(self, statements: tuple[str, ...]) -> None:
+    def call(self, work: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
+        """``work(connection)`` on one of the session's connections; what it gives."""
+        return self._runner.run(self._call(work))
+
+    async def _ready(self) -> asyncpg.Pool:
         if self._pool is None:
             # min_size 0: connections are made as needed; no lifetime: kept until close.
             self._pool = await asyncpg.create_pool(
@@ -106,7 +116,14 @@ class AdminSession:
                 max_inactive_connection_lifetime=0,
                 server_settings={"application_name": self.name},
             )
-        pool = self._pool
+        return self._pool
+
+    async def _call(self, work: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
+        async with (await self._ready()).acquire() as conn:
+            return await work(conn)
+
+    async def _execute(self, statements: tuple[str, ...]) -> None:
+        pool = await self._ready()
         done = await asyncio.gather(
             *(pool.execute(statement) for statement in statements), return_exceptions=True
         )
