@@ -5,6 +5,7 @@ test processes are copying into is never touched."""
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import uuid
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
+from testsupport import pg_tablespace
 from testsupport.pg_tablespace import SWITCH, TMPFS, tmpfs_tablespace
 from testsupport.postgres import AdminSession, create_pg_database, drop_pg_database
 
@@ -107,4 +109,16 @@ def test_switched_off_nothing_is_made(
 ) -> None:
     monkeypatch.setenv(SWITCH, "0")
     assert tmpfs_tablespace(session, prefix) is None
+    assert _tablespaces(session, prefix) == []
+
+
+def test_a_failed_setup_leaves_the_copies_in_the_default_tablespace_with_a_warning(
+    session: AdminSession, prefix: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Here the probe folder cannot be made (a file of its name is in the way)."""
+    monkeypatch.setattr(pg_tablespace, "TMPFS", tmp_path)
+    monkeypatch.setattr(secrets, "token_hex", lambda _n: "fixed")
+    (tmp_path / "xmrgate-pg-probe-fixed").write_text("in the way", encoding="utf-8")
+    with pytest.warns(UserWarning, match="no tablespace on tmpfs"):
+        assert tmpfs_tablespace(session, prefix) is None
     assert _tablespaces(session, prefix) == []
