@@ -134,3 +134,23 @@ def test_without_a_compiler_the_wallets_make_full_keys_and_the_log_says_why(
         assert "no C compiler" in caplog.text and "RSA-4096" in caplog.text
     finally:
         quick_rsa_library.cache_clear()
+
+
+def test_without_a_home_folder_the_wallets_make_full_keys(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """No ``XDG_CACHE_HOME`` and no home folder to put the library under."""
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.delenv(SWITCH, raising=False)
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    quick_rsa_library.cache_clear()
+    try:
+        with caplog.at_level(logging.WARNING, logger=quick_certificate.__name__):
+            assert wallet_environment() is None
+        assert "home directory" in caplog.text
+    finally:
+        quick_rsa_library.cache_clear()

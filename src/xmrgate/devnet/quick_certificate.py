@@ -82,7 +82,7 @@ def quick_rsa_library() -> Path | None:
     source = resources.files("xmrgate.devnet").joinpath(SOURCE_NAME).read_bytes()
     try:
         return build(source, cache_folder())
-    except (OSError, subprocess.SubprocessError) as exc:
+    except (OSError, RuntimeError, subprocess.SubprocessError) as exc:  # RuntimeError: no home
         detail = getattr(exc, "stderr", b"") or b""
         log.warning(
             "wallets make their full RSA-4096 certificates (slower): %s %s",
