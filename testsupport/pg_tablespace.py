@@ -12,7 +12,7 @@ is on this machine (this process can read its owner), this process may give that
 folder in ``/dev/shm`` (it runs as root or as the server's user), and the server lists
 the probe this process put in ``/dev/shm`` (``pg_ls_dir``: it sees the same files).
 
-The tablespace is ``xmrgate_tests_<random>`` in ``/dev/shm/xmrgate-pg-tests-<random>``
+The tablespace is ``xmrgate_tests_<random>`` in ``/dev/shm/xmrgate-tests-<random>``
 and holds only the throwaway copies, each dropped after its test; the empty tablespace
 stays for the next run. One whose folder is gone (a reboot empties ``/dev/shm``) is
 dropped, and a new one made. The test processes set it up one at a time (an advisory
@@ -96,7 +96,9 @@ async def _sees_tmpfs(conn: asyncpg.Connection) -> bool:
     return probe.name in {row["name"] for row in listed}
 
 
-async def _make(conn: asyncpg.Connection, prefix: str, uid: int, gid: int) -> str | None:
+async def _make(conn: asyncpg.Connection, prefix: str, uid: int, gid: int) -> str:
+    """A new tablespace in a new folder owned by ``uid``; the folder goes again if the
+    tablespace cannot be made (and :func:`tmpfs_tablespace` warns why)."""
     suffix = secrets.token_hex(4)
     folder = TMPFS / f"{prefix.replace('_', '-')}{suffix}"
     folder.mkdir(mode=0o700)
@@ -105,7 +107,7 @@ async def _make(conn: asyncpg.Connection, prefix: str, uid: int, gid: int) -> st
             os.chown(folder, uid, gid)
         name = f"{prefix}{suffix}"
         await conn.execute(f"CREATE TABLESPACE \"{name}\" LOCATION '{folder}'")
-    except (OSError, asyncpg.PostgresError):
+    except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
-        return None
+        raise
     return name

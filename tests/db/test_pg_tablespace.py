@@ -122,3 +122,17 @@ def test_a_failed_setup_leaves_the_copies_in_the_default_tablespace_with_a_warni
     with pytest.warns(UserWarning, match="no tablespace on tmpfs"):
         assert tmpfs_tablespace(session, prefix) is None
     assert _tablespaces(session, prefix) == []
+
+
+def test_a_tablespace_that_cannot_be_made_leaves_no_folder_and_a_warning(
+    session: AdminSession,
+) -> None:
+    """PostgreSQL refuses names that start with ``pg_``: the folder made for it goes."""
+    prefix = f"pg_xmrgate_probe_{uuid.uuid4().hex[:6]}_"
+    if not _may_give_the_server_a_folder(session):
+        assert tmpfs_tablespace(session, prefix) is None
+        return
+    with pytest.warns(UserWarning, match="no tablespace on tmpfs"):
+        assert tmpfs_tablespace(session, prefix) is None
+    assert not list(TMPFS.glob(prefix.replace("_", "-") + "*"))
+    assert _tablespaces(session, prefix) == []
