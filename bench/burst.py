@@ -1,4 +1,4 @@
-"""Bursts of ``POST /receive`` past the address pool (issue 17), beside the previous main.
+"""Bursts of ``POST /receive`` past the address pool, beside the previous main.
 
 ``python -m bench.burst [--baseline REV] [--repeats N]`` starts its own regtest devnet
 and, for this working tree ("new") and ``REV`` ("baseline", a temporary git worktree

@@ -50,7 +50,7 @@ from testsupport.gateway import GatewayProcess
 
 NAME = "callbacks"
 POLL = "1s"
-# The delay is measured at the default poll (issue 9's targets).
+# The delay is measured at the default poll (the targets are set there).
 DELAY_POLL = "5s"
 DELAY_POLL_SECONDS = 5.0
 POLL_TARGET_S = 2.5  # --daemon-address: checks every second, refresh on change

@@ -48,7 +48,7 @@ SEED_CHUNK = 2000
 
 @dataclass(frozen=True)
 class Figure:
-    """One reported number, with its target when the brief sets one.
+    """One reported number, with its target when it has one.
 
     ``higher_is_better`` says which side of the target is good: throughput and
     ratios must reach it, latencies must stay below it.

@@ -10,7 +10,7 @@ the refill in between): this is the burst rate. How fast the wallet fills the po
 start-up is reported too: the rate a shop can keep up for longer than its pool lasts.
 As a reference, ``create_address`` is also sent straight to the new version's wallet-rpc.
 
-Targets (issue 9): sequential >= 5x the baseline; 16 clients >= 1,000/s or >= 5x.
+Targets: sequential >= 5x the baseline; 16 clients >= 1,000/s or >= 5x.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A Greenfield invoice beside a fiat ``POST /receive`` (issue 28, "Speed").
+"""A Greenfield invoice beside a fiat ``POST /receive``.
 
 Target: ``POST /api/v1/stores/{s}/invoices`` within 1.5x the time of a fiat-priced
 ``POST /receive``. One gateway per backend (PostgreSQL, then SQLite), on its own

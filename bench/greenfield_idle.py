@@ -1,4 +1,4 @@
-"""What open Greenfield invoices cost a gateway that has nothing to do (issue 28).
+"""What open Greenfield invoices cost a gateway that has nothing to do.
 
 A shop's open invoices mostly wait for a payment that may never come. The webhook
 announcer (``core/greenfield_announcer.py``) looks at the watched invoices after every

@@ -1,5 +1,5 @@
-"""Block to Greenfield webhook beside block to callback (issue 28: "block to webhook as
-fast as block to callback, under 1 s with ZeroMQ").
+"""Block to Greenfield webhook beside block to callback (the target: block to
+webhook as fast as block to callback, under 1 s with ZeroMQ).
 
 One gateway on PostgreSQL with ``--daemon-zmq`` (woken by monerod's announcements) and
 the default poll (5 s), its own wallet-rpc; one receiver process on loopback

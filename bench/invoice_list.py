@@ -6,7 +6,7 @@ tick has recorded yet), starts the real gateway on it (no wallet: the list reads
 database only) and times each query shape over HTTP, ``--repeats`` times in a row on
 one keep-alive connection. It also prints PostgreSQL's own execution time of each
 page's SELECT (EXPLAIN ANALYZE) and whether the plan reads an index only, never the
-whole table. Target (issue 10): a page in under 20 ms.
+whole table. Target: a page in under 20 ms.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """``python -m bench.outside``: xmrgate, a previous xmrgate and MoneroPay side by side,
-measured from outside (issue 29), in one run, as one table.
+measured from outside, in one run, as one table.
 
 One regtest network; each gateway on its own fresh wallet-rpc (fresh wallet) and its
 own fresh PostgreSQL database, with default settings (xmrgate: ``serve --rpc-address

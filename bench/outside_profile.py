@@ -1,4 +1,4 @@
-"""Where a request's CPU goes: ``python -m bench.outside --profile`` (issue 29).
+"""Where a request's CPU goes: ``python -m bench.outside --profile``.
 
 While the sequential POSTs and the first round of GETs run, py-spy samples each
 xmrgate gateway (only samples holding the GIL: Python CPU time), and the gateway's

@@ -26,8 +26,8 @@ from xmrgate.config import Settings
 from xmrgate.devnet import Devnet, WalletRpc, free_port
 from xmrgate.devnet.processes import die_with_parent
 
-# The gateways run on default settings: this version's low-water mark (250/150 since
-# issue 17; a baseline with a lower mark would wait for its pool until the timeout).
+# The gateways run on default settings: this version's low-water mark (a pool of
+# 250, low water 150; a baseline with a lower mark would wait for its pool until the timeout).
 POOL_LOW_WATER = int(Settings.model_fields["address_pool_low_water"].default)
 
 
@@ -54,7 +54,7 @@ def _pool_size(db_url: str) -> int | None:
         try:
             return int(await conn.fetchval("SELECT count(*) FROM address_pool"))
         except asyncpg.UndefinedTableError:
-            return None  # a version from before the pool (issue 17)
+            return None  # a version from before the pool
         finally:
             await conn.close()
 

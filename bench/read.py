@@ -52,7 +52,7 @@ CONCURRENCY = (1, 16, 64)
 TARGET_CONCURRENCY = 16
 TARGET_RPS = 2_000.0
 TARGET_P99_MS = 50.0
-# Beside a baseline (issue 9): this many times its rate at 16 clients, p99 no worse.
+# Beside a baseline: this many times its rate at 16 clients, p99 no worse.
 SPEEDUP = 1.8
 
 

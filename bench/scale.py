@@ -1,4 +1,4 @@
-"""``python -m bench.scale``: how the tick, the reads and the database grow (issue 17).
+"""``python -m bench.scale``: how the tick, the reads and the database grow.
 
 A devnet wallet with ``--subaddresses`` subaddresses (five with real transfers in the scan
 window); a PostgreSQL database grown point by point (``--requests`` requests, ``--transfers``
@@ -54,7 +54,7 @@ MIB = 2**20
 OWNERS = "SELECT id, address, subaddr_index FROM payment_requests WHERE subaddr_index >= :lo"
 OWNERS += " AND subaddr_index < :hi"
 MIX = ["complete"] * 55 + ["expired"] * 15 + ["waiting"] * 12 + ["partial"] * 5 + ["paid"] * 13
-# The window's SELECT before issue 17 and now (tick_rows.window_statement), on any table.
+# The window's SELECT with ``!=`` (before the fix) and now (tick_rows.window_statement), any table.
 WINDOW = "SELECT DISTINCT request_id FROM {t} WHERE state = 'pool' OR ({cond} AND height >= {s})"
 FORMS = {"!=": "state != 'gone'", "IN": "state IN ('confirmed', 'unlocked')"}
 REQUEST_COLUMNS: tuple[str, ...] = ("address", "subaddr_index", "amount", "description")
@@ -91,12 +91,12 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--ticks", type=int, default=30, help="per point and mode")
     parser.add_argument("--repeats", type=int, default=300, help="sequential GETs per shape")
     parser.add_argument("--sqlite", action="store_true", help="also the largest point on SQLite")
-    parser.add_argument("--old-window", action="store_true", help="the tick as before issue 17")
+    parser.add_argument("--old-window", action="store_true", help="the window before the fix")
     return parser.parse_args(argv)
 
 
 def old_window(start: int) -> Any:
-    """The tick's window SELECT as it was before issue 17 (the "before" figures)."""
+    """The tick's window SELECT as it was before the fix (``!=``: the "before" figures)."""
     return text(WINDOW.format(t="transfers", cond=FORMS["!="], s=start))
 
 

@@ -1,4 +1,4 @@
-"""Stores (issue 18): the sync tick with 1, 10 and 50 stores; the default store beside f1fb26a.
+"""Stores: the sync tick with 1, 10 and 50 stores; the default store beside f1fb26a.
 
 ``python -m bench.stores`` (``--help``; or ``python -m bench --only stores``): a devnet, and a
 git worktree of ``--baseline`` (the main before stores) under /tmp. On PostgreSQL and SQLite:

@@ -1,4 +1,4 @@
-"""The store on its own wallet-rpc in ``bench/stores.py`` (issue 26): its wallet, rows, tick.
+"""The store on its own wallet-rpc in ``bench/stores.py``: its wallet, rows, tick.
 
 Beside the N account stores of each point, one store (``own``) on a wallet-rpc of its own:
 a fresh wallet with as many subaddresses and payments as an account store, its ``stores``

@@ -1,4 +1,4 @@
-"""``SqlFloodWindows``, the public pages' limits counted in the database (issue 26), on
+"""``SqlFloodWindows``, the public pages' limits counted in the database, on
 SQLite and PostgreSQL: a window opened by the first attempt, refusals that never extend
 the wait, a closed window reopened, limiters and keys apart, the sweep. On PostgreSQL the
 count holds across two engines (two processes of a cluster), one after another and all

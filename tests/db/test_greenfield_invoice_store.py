@@ -1,4 +1,4 @@
-"""Greenfield invoices on SQLite and PostgreSQL (issue 28): the rows beside their
+"""Greenfield invoices on SQLite and PostgreSQL: the rows beside their
 requests, scoped by store, found by order id newest first, the merchant's mark, deleted
 with their request, and the use case over them (``core/greenfield_invoices.py``) with
 a fake wallet: the request made, the row written (a row that cannot be written:

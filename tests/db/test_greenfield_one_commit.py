@@ -1,4 +1,4 @@
-"""A Greenfield invoice's row and its payment request are one commit (issue 28), on
+"""A Greenfield invoice's row and its payment request are one commit, on
 SQLite and PostgreSQL, on both paths of ``PaymentRequests.create``: the address pool's
 take (one statement on PostgreSQL) and the wallet's subaddress (``PaymentStore.create``).
 

@@ -1,4 +1,4 @@
-"""Greenfield webhooks on SQLite and PostgreSQL (issue 28 part 3): the rows scoped by
+"""Greenfield webhooks on SQLite and PostgreSQL: the rows scoped by
 store, a PUT keeping the secret when none is given, a delete taking the pending
 deliveries with it (never the ones already sent), and a redeliver making a new pending
 outbox row with the right body (``core/greenfield_webhooks.py`` over

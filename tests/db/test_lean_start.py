@@ -1,4 +1,4 @@
-"""The serving process stays free of Alembic and of libraries' optional extras (issue 29).
+"""The serving process stays free of Alembic and of libraries' optional extras.
 
 ``Database.migrate`` knows a current schema from the revision files' names, without
 Alembic; ``xmrgate serve`` migrates a schema that is behind in a child process

@@ -1,4 +1,4 @@
-"""A payment link's ``max_uses`` decided by the database (issue 26), on SQLite and
+"""A payment link's ``max_uses`` decided by the database, on SQLite and
 PostgreSQL: concurrent requests of one link, through the address pool's ``take`` and
 through ``PaymentStore.create`` (the path without a pool), make exactly ``max_uses``
 requests; on PostgreSQL the racers come from two engines (two processes). A refused

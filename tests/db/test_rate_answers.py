@@ -1,4 +1,4 @@
-"""The cluster's exchange-rate answers in the database (issue 26): stored and read back
+"""The cluster's exchange-rate answers in the database: stored and read back
 exactly on both backends; on PostgreSQL one leader at a time among several processes
 (each a ``Database`` of its own), replaced once its connection is gone."""
 

@@ -1,4 +1,4 @@
-"""Retention reads the whole transfer history at most once per process (issue 17).
+"""Retention reads the whole transfer history at most once per process.
 
 The orphan sweep (``DELETE FROM transfers WHERE request_id NOT IN (...)``) is a full
 read of ``transfers``: 250 ms at 1M transfers on PostgreSQL (``bench/scale.py``), and

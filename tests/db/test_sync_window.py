@@ -1,6 +1,6 @@
 """The sync tick's window query: the right subaddresses, and an index range, not a full read.
 
-Issue 17 (``bench/scale.py``): written as ``state = 'pool' OR (state != 'gone' AND
+The bug (``bench/scale.py``): written as ``state = 'pool' OR (state != 'gone' AND
 height >= start)``, the query read the whole ``ix_transfers_state_height`` index on
 PostgreSQL and the whole ``transfers`` table on SQLite on every tick, a cost growing
 with every transfer ever stored. Listing the mined states makes it one index range

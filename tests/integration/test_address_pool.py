@@ -65,7 +65,7 @@ def test_pooled_gateway_with_empty_pool_and_stopped_wallet_answers_503_after_a_s
         assert taken == [200, 200, 200]
         assert r.status_code == 503, r.text
         assert "has not answered for 3 s" in r.json()["message"] and "retry" in r.json()["message"]
-        # Issue 17: a stopped wallet is told from a busy one by 3 s of silence (SILENCE),
+        # A stopped wallet is told from a busy one by 3 s of silence (SILENCE),
         # within the 5 s budget; it was 0.75 s, which refused bursts on a busy wallet.
         assert 2.0 < elapsed < 5.0, f"an empty pool with a stopped wallet took {elapsed:.2f}s"
     finally:

@@ -384,7 +384,7 @@ def test_wallet_down_health_and_errors(gateway: Gateway) -> None:
             "services": {"walletrpc": False, gateway.backend: True},
             "wallet": "full",
         }
-        # POST /receive answers from the address pool without the wallet (issue 9);
+        # POST /receive answers from the address pool without the wallet;
         # test_address_pool.py covers the empty pool with the wallet down.
         r = gateway.post("/receive", json={"amount": 1})
         assert r.status_code == 200, r.text
@@ -443,14 +443,14 @@ def test_gateway_started_before_wallet_rpc_waits_for_it(
         assert isinstance(r, httpx.Response)
         assert r.status_code == 503 and r.json()["services"]["walletrpc"] is False
         # Wallet-dependent endpoints are 503; POST /receive is served from the address
-        # pool the first start filled (issue 9: receiving never waits on the wallet).
+        # pool the first start filled (receiving never waits on the wallet).
         assert gw.get("/balance").status_code == 503
         assert gw.post("/receive", json={"amount": 1}).status_code == 200
         wait_log(gw, "not usable yet", since=mark)  # fails at once if the process exits
         time.sleep(1.5)  # a few retries later (1 s, 2 s backoff), still alive
         assert gw.proc is not None and gw.proc.poll() is None, "the gateway must not crash"
         gw.wallet.restart()
-        # Issue 17: the request has the gateway try the wallet again at once instead of
+        # The request has the gateway try the wallet again at once instead of
         # answering 503 until the end of its back-off (1, 2, 4 ... 30 s); it waits for
         # that attempt and the check (up to 5 s) and gets its answer.
         started = time.monotonic()

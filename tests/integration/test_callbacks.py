@@ -1,4 +1,4 @@
-"""Durable, signed callbacks with retries (issue 3), against real receivers on loopback,
+"""Durable, signed callbacks with retries, against real receivers on loopback,
 the real regtest wallet and both databases."""
 
 from __future__ import annotations

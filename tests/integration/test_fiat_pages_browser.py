@@ -1,4 +1,4 @@
-"""Prices in fiat on the pages (issue 19), in headless Chromium against a real gateway.
+"""Prices in fiat on the pages, in headless Chromium against a real gateway.
 
 The gateway runs with ``--rate-currencies EUR`` and its real rate sources pointed at the
 fake providers on loopback (``testsupport/fake_rates.py``): 150.12, 150.13 and 150.14

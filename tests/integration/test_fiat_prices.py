@@ -1,4 +1,4 @@
-"""Fiat-priced payment requests (issue 19) against fake rate providers on loopback (the
+"""Fiat-priced payment requests against fake rate providers on loopback (the
 providers' real answer shapes), the real regtest wallet and both databases."""
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
-"""A shop plugin's life over BTCPay's Greenfield API (issue 28), on regtest and both
-databases: the calls in the order the WooCommerce plugin makes them (shared/greenfield.md
-§1: keys/current, server/info, payment methods, an invoice in EUR with an order id and a
-redirect), the buyer's link to the checkout page, the payment on regtest, and the
-invoice Settled with its payment; the same invoice as a payment request of the MoneroPay
-API (one ledger, two APIs).
+"""A shop plugin's life over BTCPay's Greenfield API, on regtest and both databases: the
+calls in the order the WooCommerce plugin makes them (docs/greenfield.md, "Connecting a
+shop plugin"; keys/current, server/info, payment methods, an invoice in EUR with an order
+id and a redirect), the buyer's link to the checkout page, the payment on regtest, and
+the invoice Settled with its payment; the same invoice as a payment request of the
+MoneroPay API (one ledger, two APIs).
 
-Webhooks are not served yet (the next part of issue 28): the plugin reads the state by
-``GET .../invoices/{id}`` here, as it does when it reuses an invoice.
+No webhook here (``test_greenfield_webhooks.py`` has them): the plugin reads the state by
+``GET .../invoices/{id}``, as it does when it reuses an invoice.
 """
 
 from __future__ import annotations

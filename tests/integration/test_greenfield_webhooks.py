@@ -1,4 +1,4 @@
-"""Greenfield store webhooks on regtest and both databases (issue 28 part 3): the webhook
+"""Greenfield store webhooks on regtest and both databases: the webhook
 a WooCommerce plugin registers (no secret: one is made and answered once), an invoice
 paid on regtest, and its events delivered by the outbox, each once, in order, signed
 ``BTCPay-Sig: sha256=<hex HMAC of the exact bytes>`` with that secret; the receiver down,

@@ -1,4 +1,4 @@
-"""A ``make test`` stopped half-way leaves no monerod or wallet-rpc behind (issue 27).
+"""A ``make test`` stopped half-way leaves no monerod or wallet-rpc behind.
 
 A small pytest run (``interrupted_run.py``: each test takes its process's regtest
 network and one more wallet-rpc, then waits) is started in a subprocess and stopped

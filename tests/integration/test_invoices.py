@@ -1,6 +1,6 @@
 """Invoices on regtest, both databases: expiry, partial, late, tolerance and overpayment,
 a pool sighting before the expiry, the list with filters and pages, and the event feed
-replayed after a client outage (issue 10)."""
+replayed after a client outage."""
 
 from __future__ import annotations
 

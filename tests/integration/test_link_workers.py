@@ -1,4 +1,4 @@
-"""Payment links on a gateway of 4 worker processes on one PostgreSQL (issue 26): the
+"""Payment links on a gateway of 4 worker processes on one PostgreSQL: the
 link's ``max_uses`` and the page's limits hold for the whole cluster, not per process.
 
 - 200 concurrent "Pay" from 200 clients on a link with ``max_uses`` 10: the link's limit

@@ -1,4 +1,4 @@
-"""Payment links (issue 21) on regtest, both databases: a link made through the API, paid
+"""Payment links on regtest, both databases: a link made through the API, paid
 from its public page ``/l/<slug>`` as a browser's plain form would (httpx, redirects not
 followed), on the real server, the real wallet and the real chain.
 

@@ -1,4 +1,4 @@
-"""A busy wallet is not a dead one (issue 17), on real processes.
+"""A busy wallet is not a dead one, on real processes.
 
 - A burst of ``POST /receive`` that outruns the address pool while wallet-rpc is busy
   (stopped for 1.2 s at a time with SIGSTOP, as a sync tick's refresh or the ``store``

@@ -28,7 +28,7 @@ GATEWAY_ARGS = ["--api-key", f"{OPERATOR_KEY}:read {TILL_KEY}:pos"]
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.browser,
-    # Both databases (issue 21: every part on both), each on its own regtest wallet.
+    # Both databases (every part runs on both), each on its own regtest wallet.
     pytest.mark.parametrize("gateway", ["sqlite", "postgresql"], indirect=True),
 ]
 

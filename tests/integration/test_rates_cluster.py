@@ -1,4 +1,4 @@
-"""One exchange rate for the cluster (issue 26): a gateway of 4 worker processes on
+"""One exchange rate for the cluster: a gateway of 4 worker processes on
 PostgreSQL, fake rate providers on loopback. The providers are asked as often as one
 process would ask them, every worker quotes the same rate, and a killed leader is
 replaced within about one refresh.

@@ -1,4 +1,4 @@
-"""Refunds (issue 20) on regtest, both databases: claimed with the link (in Chromium on
+"""Refunds on regtest, both databases: claimed with the link (in Chromium on
 one backend, a plain form POST on the other), sent from the gateway's full wallet and
 received by the customer's wallet; paid by hand and verified with ``check_tx_key``;
 double claim, over-refund, double send, late cancel and racing refunds refused.

@@ -1,4 +1,4 @@
-"""Issue 18, "A wallet restored from keys": every store's account is reached again.
+"""A wallet restored from keys: every store's account is reached again.
 
 wallet-rpc looks ahead 50 accounts and 200 subaddresses in each. A wallet restored
 from the main wallet's keys holds account 0 alone: a payment to a store on account 52,

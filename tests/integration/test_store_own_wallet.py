@@ -1,4 +1,4 @@
-"""A store on its own monero-wallet-rpc (issue 18, "its own wallet") on the real regtest
+"""A store on its own monero-wallet-rpc on the real regtest
 network and both databases.
 
 One gateway per database for the module (the ``gateway`` fixture of conftest.py, polling

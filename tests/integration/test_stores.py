@@ -1,4 +1,4 @@
-"""Stores (issue 18) on the real regtest wallet and both databases: accounts of the main
+"""Stores on the real regtest wallet and both databases: accounts of the main
 wallet, store keys, isolation of requests, events, callbacks, balances and payouts.
 
 One gateway per database for the whole module (the ``gateway`` fixture of conftest.py),

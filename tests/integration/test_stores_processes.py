@@ -1,4 +1,4 @@
-"""Stores (issue 18, "One store's trouble stays its own") across two gateway processes on
+"""Stores (one store's trouble stays its own) across two gateway processes on
 one PostgreSQL database: a process killed while it syncs is taken over by the other,
 every store's payment is seen and every callback delivered once.
 

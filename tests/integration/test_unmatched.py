@@ -1,4 +1,4 @@
-"""Unmatched receipts (issue 26) on regtest, both databases: money to a subaddress no
+"""Unmatched receipts on regtest, both databases: money to a subaddress no
 payment request owns is recorded, listed, announced in the feed and kept in step with
 the chain, on the real server, the real wallet and the real chain.
 

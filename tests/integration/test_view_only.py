@@ -164,7 +164,7 @@ def test_payouts_are_refused_with_409_and_nothing_is_journaled(
 def test_a_claimed_refund_is_not_sent_from_a_view_only_wallet(
     view_gateway: Gateway, devnet: Devnet
 ) -> None:
-    """Refunds (issue 20): a view-only wallet cannot send one (409, as payouts), the
+    """Refunds: a view-only wallet cannot send one (409, as payouts), the
     refund stays claimed with nothing journaled; the merchant pays it by hand from
     another wallet and records it: the view-only wallet's ``check_tx_key`` proves it,
     and the refund is confirmed after a block (the refusals: test_refunds.py)."""

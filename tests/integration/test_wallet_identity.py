@@ -88,7 +88,7 @@ def test_other_wallet_is_refused_and_nothing_is_credited(
         assert count_rows(wrong, "address_pool") == pooled, "the pool took wallet B's subaddresses"
         log = wrong.log_tail(400)
         assert "wrong wallet open" in log
-        # Issue 17: "wallet ready" was logged for the wallet the guard had just refused.
+        # Regression: "wallet ready" was logged for the wallet the guard had just refused.
         assert "wallet ready" not in log and "its wallet cannot be used" in log
     finally:
         wrong.close()

@@ -254,7 +254,7 @@ def test_refill_for_waiting_requests_comes_in_small_batches() -> None:
 
 
 def test_a_busy_wallet_is_waited_for_not_refused() -> None:
-    """Issue 17: a wallet that is busy for 1.5 s now and then (a sync tick's refresh, the
+    """A wallet that is busy for 1.5 s now and then (a sync tick's refresh, the
     ``store`` of a large wallet file) is not a dead one. The old rule (a step older than
     0.75 s means hung) refused every waiting request at once: 30 of a 260-request burst."""
     one_by_one = SlowPoolWallet(delay=0.01, busy=1.0, busy_every=3)
@@ -313,7 +313,7 @@ def test_a_slow_wallet_is_waited_for_up_to_the_budget(monkeypatch: pytest.Monkey
 
 
 def test_requests_at_start_wait_for_the_first_fill() -> None:
-    """Issue 17: right after start the pool is empty and its loop not yet running (the
+    """Right after start the pool is empty and its loop not yet running (the
     supervisor checks the wallet first); a request waits for it (0.4 s) instead of a 503."""
     made, elapsed = asyncio.run(
         _with_refill_loop(FakePoolWallet(), size=5, requests=3, start_loop_after=0.4)
@@ -327,7 +327,7 @@ def test_at_start_a_wallet_slow_to_open_is_waited_for_past_the_wallet_budget(
 ) -> None:
     """Before the first check and fill (opening or creating the wallet takes wallet-rpc
     1-5 s), a request waits up to OPEN_WAIT, not WALLET_WAIT; once the gateway is
-    ready, the shorter budget applies again (the CI failure of this session)."""
+    ready, the shorter budget applies again (a regression seen in CI)."""
     monkeypatch.setattr(payment_requests, "WALLET_WAIT", 0.3)
     monkeypatch.setattr(payment_requests, "OPEN_WAIT", 2.0)
     (made, elapsed), (made_ready, _) = asyncio.run(

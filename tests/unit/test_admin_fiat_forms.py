@@ -1,4 +1,4 @@
-"""Fiat amounts in the dashboard's refund and link forms (issue 27) in headless Chromium,
+"""Fiat amounts in the dashboard's refund and link forms in headless Chromium,
 on the real app (``create_app`` served by uvicorn on loopback) over the real use cases on
 fakes, with a real ``RateBook`` fed by a fixed source (1 XMR = 150 EUR, 160 USD;
 ``test_pos_api.FixedSource``) as the refunds' and links' pricing and ``GET /rates``:

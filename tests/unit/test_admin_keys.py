@@ -1,4 +1,4 @@
-"""The dashboard's Keys page (issue 28 part 4) in headless Chromium, on the real app over fakes.
+"""The dashboard's Keys page in headless Chromium, on the real app over fakes.
 
 The real app (``create_app``) served by uvicorn on loopback, over a default store whose
 rows (the stores and keys tables) are ``StoreRows`` in memory: the real ``StoreAdmin``

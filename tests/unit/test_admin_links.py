@@ -1,4 +1,4 @@
-"""Payment links on the dashboard (issue 21) in headless Chromium, on the real app over fakes.
+"""Payment links on the dashboard in headless Chromium, on the real app over fakes.
 
 Each test serves the real app (``create_app``: the shell, the API routes, the error
 handlers) on loopback with uvicorn, over a ``Gateway`` whose use cases are the real ones

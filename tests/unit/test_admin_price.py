@@ -1,4 +1,4 @@
-"""Prices in fiat on the dashboard (issue 19): ``format.js`` in node, the pages in Chromium.
+"""Prices in fiat on the dashboard: ``format.js`` in node, the pages in Chromium.
 
 The pages run against a small HTTP server holding the real shell and static files and
 answers made by the gateway's own code: the list and one request by ``listed_json`` and

@@ -1,4 +1,4 @@
-"""Unmatched receipts on the dashboard (issue 26) in headless Chromium, on the real app.
+"""Unmatched receipts on the dashboard in headless Chromium, on the real app.
 
 Each test serves the real app (``create_app``: the shell, the API routes, the error
 handlers) on loopback with uvicorn, over a ``Gateway`` whose receipts are the real use

@@ -1,4 +1,4 @@
-"""The dashboard's Webhooks page (issue 28 part 3) in headless Chromium, on the real app over fakes.
+"""The dashboard's Webhooks page in headless Chromium, on the real app over fakes.
 
 The real app (``create_app``) served by uvicorn on loopback over ``GreenfieldSite``: its
 stores have the real ``GreenfieldWebhooks`` over webhook rows in memory, with a URL guard

@@ -56,7 +56,7 @@ ip = ipaddress.ip_address
     ],
 )
 def test_internal_addresses_are_classified(address: str, kind: str) -> None:
-    """Every kind the issue names (and the other non-routable ranges) is internal."""
+    """Every private, loopback, link-local and other non-routable range is internal."""
     assert classify(ip(address)) == kind
 
 

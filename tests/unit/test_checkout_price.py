@@ -1,4 +1,4 @@
-"""The checkout page of a request priced in fiat (``web/checkout/page.py``, issue 19).
+"""The checkout page of a request priced in fiat (``web/checkout/page.py``).
 
 The price shows beside the XMR amount as the client wrote it, with the rate that made
 the amount (to the currency's minor units, the exact one on hover) and the end of the

@@ -1,4 +1,4 @@
-"""The consent page in headless Chromium (issue 28 part 4, shared/greenfield.md §1.A).
+"""The consent page in headless Chromium (docs/greenfield.md).
 
 The real app over the Greenfield fake site (``tests/unit/greenfield_site.py``: stores
 ``default``, ``shop-a``, ``shop-b``, a disabled ``shop-c``) served on loopback, and a

@@ -1,4 +1,4 @@
-"""The consent page ``/api-keys/authorize`` over the fake site (issue 28 part 4, §1.A).
+"""The consent page ``/api-keys/authorize`` over the fake site.
 
 The happy path (key, store, approve, the auto-posting form with ``apiKey``, ``userId``
 and ``permissions[]``) and each refusal: a redirect neither https nor loopback, an

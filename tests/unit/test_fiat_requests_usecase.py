@@ -1,4 +1,4 @@
-"""``PaymentRequests.create`` with a fiat price (issue 19), over in-memory fakes: the
+"""``PaymentRequests.create`` with a fiat price, over in-memory fakes: the
 conversion, the rate lock as the expiry, and refusals that create nothing."""
 
 from __future__ import annotations

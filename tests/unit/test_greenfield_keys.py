@@ -1,4 +1,4 @@
-"""Keys that carry Greenfield permissions (issue 28 part 4), over the fake site.
+"""Keys that carry Greenfield permissions, over the fake site.
 
 ``POST /stores/{id}/keys`` with ``permissions``: answered once, the scopes they map to,
 and ``GET /api/v1/api-keys/current`` with that key reports exactly them as

@@ -1,5 +1,5 @@
 """``xmrgate store key STORE --permission NAME ...``: a shop plugin's key from the
-command line (issue 28 part 4), on a migrated SQLite copy, with its refusals."""
+command line, on a migrated SQLite copy, with its refusals."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A Greenfield invoice's redirect is checked by the URL guard once (issue 28): as it
+"""A Greenfield invoice's redirect is checked by the URL guard once: as it
 will be used (``{OrderId}`` and ``{InvoiceId}`` filled in) and refused at
 ``checkout.redirectURL``; ``PaymentRequests.create`` does not check it again as
 ``return_url`` (each check resolves the host: a second DNS lookup per invoice).

@@ -1,4 +1,4 @@
-"""``speedPolicy`` (``xmrgate.domain.greenfield.speed``; greenfield.md §2.1, issue 28)."""
+"""``speedPolicy`` (``xmrgate.domain.greenfield.speed``)."""
 
 from __future__ import annotations
 
@@ -15,12 +15,13 @@ from xmrgate.domain.greenfield.speed import (
     policy_for_confirmations,
 )
 
-# Issue 28: HighSpeed 0 (seen in the pool), MediumSpeed 1, LowMediumSpeed 2, LowSpeed 6.
-ISSUE = {"HighSpeed": 0, "MediumSpeed": 1, "LowMediumSpeed": 2, "LowSpeed": 6}
+# BTCPay's Monero plugin: HighSpeed 0 (seen in the pool), MediumSpeed 1, LowMediumSpeed 2,
+# LowSpeed 6.
+PLUGIN_CONFIRMATIONS = {"HighSpeed": 0, "MediumSpeed": 1, "LowMediumSpeed": 2, "LowSpeed": 6}
 
 
-@pytest.mark.parametrize(("name", "blocks"), ISSUE.items())
-def test_each_policy_asks_the_confirmations_of_the_issue(name: str, blocks: int) -> None:
+@pytest.mark.parametrize(("name", "blocks"), PLUGIN_CONFIRMATIONS.items())
+def test_each_policy_asks_the_plugins_confirmations(name: str, blocks: int) -> None:
     policy = parse_speed_policy(name)
     assert policy is not None and policy.value == name
     assert confirmations_for(policy) == blocks

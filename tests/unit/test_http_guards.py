@@ -1,4 +1,4 @@
-"""The HTTP guards of issue 8's "small leaks", on the real app (in-process ASGI, SQLite).
+"""The HTTP guards against small leaks, on the real app (in-process ASGI, SQLite).
 
 No wallet is needed: every answer here is decided before a use case runs, or by a
 read of an empty SQLite database, so the app runs without its lifespan.

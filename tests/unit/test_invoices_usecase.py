@@ -1,4 +1,4 @@
-"""Use cases of issue 10 with in-memory fakes: creating a request with expiry and
+"""Use cases of invoices (docs/invoices.md) with in-memory fakes: creating a request with expiry and
 tolerance, and the list and feed's refusals and paging."""
 
 from __future__ import annotations

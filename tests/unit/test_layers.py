@@ -32,7 +32,7 @@ ALLOWED: dict[str, set[str]] = {
     "core": {"core", "domain", ""},
     "adapters": {"adapters", "core", "domain", ""},
     "config": {"domain", "config_rates", ""},
-    # The --rate-* options (issue 19), a part of the settings in a module of their own.
+    # The --rate-* options, a part of the settings in a module of their own.
     "config_rates": {"domain", ""},
     "web": {"web", "core", "domain", "config", ""},
     "devnet": {"devnet", "domain", ""},

@@ -1,4 +1,4 @@
-"""An open fiat link's minimum in its own currency (issue 27): ``min_price``.
+"""An open fiat link's minimum in its own currency: ``min_price``.
 
 In process, on the apps of ``test_links_api`` (the ``/links`` API) and ``test_link_page``
 (the public page ``/l/<slug>``), both over the real ``Links`` use case and the in-memory

@@ -1,4 +1,4 @@
-"""The public page of a payment link, ``/l/{slug}`` (issue 21, ``web/link_page``).
+"""The public page of a payment link, ``/l/{slug}`` (``web/link_page``).
 
 In process: the app over Gateways whose ``Links`` and ``PaymentRequests`` are the real
 use cases on the in-memory link book (``testsupport/fake_links.py``: its repository and

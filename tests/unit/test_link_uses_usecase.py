@@ -1,4 +1,4 @@
-"""``Links.pay`` when the store decides (issue 26): a link's request is admitted where it
+"""``Links.pay`` when the store decides: a link's request is admitted where it
 is inserted, so what another process did after this payer's page read the link is what
 counts. Over the in-memory fakes (``testsupport/fake_links.py``, whose pool admits a
 link's request as the SQL store does): used up or turned off meanwhile is Gone and

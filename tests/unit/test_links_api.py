@@ -1,4 +1,4 @@
-"""Payment links over HTTP (issue 21, ``web/api/links.py``), in process: the app over
+"""Payment links over HTTP (``web/api/links.py``), in process: the app over
 Gateways whose ``Links`` use the in-memory repository (``testsupport/fake_links.py``),
 two stores. Covers the routes and their JSON, the scopes (a read key cannot write), a
 store key confined to its store, another store's link as 404, and the error answers

@@ -1,4 +1,4 @@
-"""Payment links (issue 21), the use case over in-memory fakes: the merchant's checks
+"""Payment links, the use case over in-memory fakes: the merchant's checks
 (every refusal stores nothing), and "Pay" (fixed, fiat and open amounts, min_amount,
 max_uses, inactive links, the same browser going back to its open request, the request
 recording its link and expiring as the link says, the URL guard on the link's URLs)."""

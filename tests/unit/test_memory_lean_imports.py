@@ -1,4 +1,4 @@
-"""The serving process pays only for what its configuration uses (issue 29: resident memory).
+"""The serving process pays only for what its configuration uses (resident memory).
 
 pyzmq (``--daemon-zmq`` only), segno (the first QR code) and PyNaCl (``wallet init
 --view-only`` only) are imported where they are used, not with the app; the wallet and

@@ -1,4 +1,4 @@
-"""One exchange rate for the cluster (issue 26): several rate books (one per process)
+"""One exchange rate for the cluster: several rate books (one per process)
 sharing their answers through an in-memory fake of the database. The leader asks the
 sources and stores; followers quote the stored answers; a database failure never stops
 quoting; a follower takes over from a leader that died and carries on its answers."""
@@ -198,7 +198,7 @@ def test_the_sources_are_asked_once_per_refresh_for_the_cluster(
 
 
 def test_without_shared_answers_every_book_asks(providers: list[Provider], clock: Clock) -> None:
-    """What every process did before issue 26 (and a book built without ``shared``)."""
+    """A book built without ``shared``: every process asks the sources itself."""
     books = [book(providers, clock, None) for _ in range(4)]
     for each in books:
         asyncio.run(each.refresh_once())

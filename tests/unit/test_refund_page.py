@@ -1,8 +1,8 @@
-"""The customer's refund claim page, ``/refund/{token}`` (issue 20, ``web/refund_page``).
+"""The customer's refund claim page, ``/refund/{token}`` (``web/refund_page``).
 
 In process: the app over Gateways whose ``Refunds`` use the in-memory refund book
 (``testsupport/fake_refunds.py``) and the fake wallet, one store or two. Covers the
-page and its form, one claim only, the hostile input of the issue (guessed and
+page and its form, one claim only, the hostile input (guessed and
 malformed tokens, other networks' addresses, spaces, payment ids, framing, posts from
 another origin, a flood of claims) and that a page never shows another refund.
 """

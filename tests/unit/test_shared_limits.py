@@ -1,4 +1,4 @@
-"""The public pages' limits counted by a shared counter (issue 26, ``web/limits.py``).
+"""The public pages' limits counted by a shared counter (``web/limits.py``).
 
 With ``app.state.flood_counter`` set (PostgreSQL: ``runtime/app.py``), "Pay" on a link
 and the refund claim count their limits there, so two apps on one counter (two worker

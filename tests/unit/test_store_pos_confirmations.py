@@ -1,4 +1,4 @@
-"""A store's ``pos_confirmations`` over HTTP (issue 27): the fewest confirmations its POS
+"""A store's ``pos_confirmations`` over HTTP: the fewest confirmations its POS
 screens wait for before "Paid".
 
 The real app in process on a seeded copy of the migrated SQLite database (the stores of

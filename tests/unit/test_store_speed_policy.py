@@ -1,4 +1,4 @@
-"""A store's default speed policy (``speed_policy``, issue 28): the confirmations its
+"""A store's default speed policy (``speed_policy``): the confirmations its
 Greenfield invoices made without ``checkout.speedPolicy`` need.
 
 On the real app over a seeded copy of the migrated SQLite database (the stores of

@@ -123,7 +123,7 @@ def test_nothing_new_changes_nothing() -> None:
     assert (outcome.changed, outcome.announced) == ([], [])
 
 
-def test_a_receipt_in_json_has_what_the_issue_lists() -> None:
+def test_a_receipt_in_json_has_its_documented_fields() -> None:
     receipt = UnmatchedReceipt(
         id=4,
         store_id="default",

@@ -51,7 +51,7 @@ class DaemonClient:
             trust_env=False,
             transport=transport,
             # Shared, made once, as httpx would make it for https; none loaded for a
-            # plain http:// monerod (adapters/tls.py, issue 29). No redirect is followed.
+            # plain http:// monerod (adapters/tls.py). No redirect is followed.
             verify=context_for(self._base, trust_env=False),
         )
         self._height_max_age = height_max_age

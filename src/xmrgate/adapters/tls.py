@@ -10,7 +10,7 @@ and host name verified against the same CAs).
 
 A client that only ever calls one plain ``http://`` URL (wallet-rpc and monerod on the
 same host, as usual) never makes a TLS handshake, yet httpx builds a context for every
-client, and a verifying one loads a CA bundle: about 1-2 MB resident (issue 29). Such a
+client, and a verifying one loads a CA bundle: about 1-2 MB resident. Such a
 client gets ``no_tls_context`` (``context_for``): no CA loaded, so it trusts nothing,
 and verification stays required; were a handshake ever attempted through it, it would
 fail, never pass unchecked.

@@ -188,7 +188,7 @@ class WalletClient(WalletRpcConnection):
             # One call for every store on this wallet: idle stores cost nothing more.
             "all_accounts": True,
             "filter_by_height": True,
-            # The wallet's min_height is exclusive (wallet-rpc-notes.md): ask for one lower.
+            # The wallet's min_height is exclusive (docs/monero-notes.md): ask for one lower.
             "min_height": max(min_height - 1, 0),
             "max_height": max_height,
         }

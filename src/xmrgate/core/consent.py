@@ -1,4 +1,4 @@
-"""The consent page's approvals: single-use tokens (issue 28 part 4, ``/api-keys/authorize``).
+"""The consent page's approvals: single-use tokens (``/api-keys/authorize``).
 
 The page's second step (the store and the permissions, shown once the operator's key was
 checked) carries a token that approving or declining uses up. Only the token's SHA-256

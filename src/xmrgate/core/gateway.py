@@ -43,15 +43,15 @@ class Gateway:
     received: ReceivedPerDay
     # The list of requests and the event feed (GET /receive, GET /events).
     invoices: Invoices
-    # Refunds claimed with a link (issue 20).
+    # Refunds claimed with a link.
     refunds: Refunds
-    # Payment links (issue 21).
+    # Payment links.
     links: Links
-    # Money no request owns (issue 26).
+    # Money no request owns.
     unmatched: UnmatchedReceipts
-    # BTCPay's invoices on this store's requests (issue 28, ``/api/v1``).
+    # BTCPay's invoices on this store's requests (``/api/v1``).
     greenfield: GreenfieldInvoices
-    # The store's Greenfield webhooks and their deliveries (issue 28 part 3).
+    # The store's Greenfield webhooks and their deliveries.
     webhooks: GreenfieldWebhooks
     # The exchange rates of fiat prices (GET /rates). None is a setting, not a missing
     # part: fiat prices are turned off (--rate-currencies is empty).

@@ -1,4 +1,4 @@
-"""Greenfield invoices (issue 28): BTCPay's invoice on one of our payment requests.
+"""Greenfield invoices: BTCPay's invoice on one of our payment requests.
 
 One ledger, two APIs: an invoice made through ``/api/v1`` IS a payment request, made by
 ``PaymentRequests.create`` like any other (the pool, the fiat rate book and its lock,

@@ -1,4 +1,4 @@
-"""Greenfield store webhooks (issue 28 part 3): where a shop is told of its invoices.
+"""Greenfield store webhooks: where a shop is told of its invoices.
 
 A webhook is a URL of the shop, a secret (the key of ``BTCPay-Sig``), on or off,
 whether failed deliveries are retried, and which event types it wants. This use case

@@ -1,5 +1,5 @@
 """What the public pages' flood limits need from storage when several processes or hosts
-share one database (``adapters/store/flood_windows.py``; issue 26).
+share one database (``adapters/store/flood_windows.py``).
 
 The limits themselves (how many, per what) are the pages' (``web/limits.py``); a counter
 only counts, for the whole cluster, and says how long a refused key must wait.

@@ -1,4 +1,4 @@
-"""Payment links (issue 21): the merchant's links, and a payer's "Pay" on one.
+"""Payment links: the merchant's links, and a payer's "Pay" on one.
 
 One ``Links`` serves one store: its repository (``core/link_ports.py``) and its
 ``PaymentRequests``. Paying from a link makes an ordinary payment request of that store
@@ -95,7 +95,7 @@ class Links:
         self._requests = requests
         self._url_guard = url_guard
         self._store_id = store_id
-        # Fiat prices (issue 19): the rate book and --rate-currencies (empty: turned off).
+        # Fiat prices: the rate book and --rate-currencies (empty: turned off).
         self._pricing = pricing
         self._currencies = tuple(currencies)
         self._rate_lock = rate_lock

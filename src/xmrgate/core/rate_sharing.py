@@ -1,4 +1,4 @@
-"""One exchange rate for the cluster (issue 26): the stored answers and who asks.
+"""One exchange rate for the cluster: the stored answers and who asks.
 
 Several gateway processes on one PostgreSQL database would each ask the sources every
 refresh and could price the same second differently. Instead one process leads (it

@@ -28,7 +28,7 @@ class ApiKey:
     ``store`` is None for the configured (operator) keys, which act on the default store
     and may pick another; a store key (``domain/stores.py``) acts on its store only.
     ``permissions`` is set for a store key made with Greenfield permissions (a shop
-    plugin's, issue 28): exactly the names granted (``btcpay.store.canviewinvoices``),
+    plugin's): exactly the names granted (``btcpay.store.canviewinvoices``),
     each limited to the key's store; None for a key made with scopes (its permissions
     are derived from them). Names, not ``Permission`` objects: ``domain/greenfield``
     imports this module.

@@ -80,7 +80,7 @@ def parse_secret_key(text: str, what: str) -> bytes:
     key = bytes.fromhex(value)
     # PyNaCl is imported by the two functions that use it: the server imports this
     # module for its base58 (refund addresses), and libsodium's binding costs about
-    # 1 MB resident that only ``wallet init --view-only`` needs (issue 29).
+    # 1 MB resident that only ``wallet init --view-only`` needs.
     from nacl.bindings import crypto_core_ed25519_scalar_reduce
 
     if crypto_core_ed25519_scalar_reduce(key + bytes(32)) != key:

@@ -41,14 +41,14 @@ class RequestLike(Protocol):
 
 
 def refunded_json(request: RequestLike) -> dict[str, Any]:
-    """``{"refunded": piconero}`` once refunds reserve part of what it received (issue
-    20), else nothing (the shape MoneroPay clients know)."""
+    """``{"refunded": piconero}`` once refunds reserve part of what it received,
+    else nothing (the shape MoneroPay clients know)."""
     refunded = getattr(request, "refunded", 0)
     return {"refunded": refunded} if refunded else {}
 
 
 def link_field(request: RequestLike) -> dict[str, Any]:
-    """``{"link": "ln_..."}`` for a request made by a payment link (issue 21), else
+    """``{"link": "ln_..."}`` for a request made by a payment link, else
     nothing: a request made through the API keeps the shape MoneroPay clients know."""
     link = getattr(request, "link", None)
     return {"link": link} if link else {}

@@ -27,7 +27,7 @@ from typing import Any
 
 from xmrgate.domain.errors import Conflict, Gone
 
-#: Bytes of randomness in a claim token (192 bits; the issue asks for at least 128).
+#: Bytes of randomness in a claim token (192 bits; at least 128 are needed).
 TOKEN_BYTES = 24
 #: The prefix of a refund's public id (``rf_`` + 20 base32 characters, 100 random bits).
 ID_PREFIX = "rf_"

@@ -127,7 +127,7 @@ class StoreKey:
     created_at: datetime | None = None
     revoked: bool = False
     label: str = field(default="")
-    # The Greenfield permission names granted (a shop plugin's key, issue 28), exactly
+    # The Greenfield permission names granted (a shop plugin's key), exactly
     # as granted; None for a key made with scopes.
     permissions: tuple[str, ...] | None = None
 

@@ -47,7 +47,7 @@ class ChainSignals:
         """Call ``wake`` on every announcement of ``--daemon-zmq`` (nothing without it)."""
         if self.zmq_url:
             # pyzmq (about 3 MB resident: libzmq, libsodium, libstdc++) is imported only
-            # by a gateway given --daemon-zmq (issue 29).
+            # by a gateway given --daemon-zmq.
             from xmrgate.adapters.daemon_zmq import DaemonAnnouncements
 
             self.announcements = DaemonAnnouncements(self.zmq_url, wake)

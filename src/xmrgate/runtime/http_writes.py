@@ -4,7 +4,7 @@ uvicorn's httptools protocol writes an answer's head when the app sends
 ``http.response.start`` and its body on ``http.response.body``: two ``send`` calls and
 two TCP segments for every answer, with the socket's no-delay option on. On loopback
 the sender's ``send`` also runs the receiver's TCP path, so on a 2-core machine these
-writes were a third of the gateway's CPU under a GET load (py-spy, issue 29), half of
+writes were a third of the gateway's CPU under a GET load (py-spy), half of
 them for heads of a hundred bytes.
 
 ``CoalescingTransport`` holds a write until the next one in the same turn of the event

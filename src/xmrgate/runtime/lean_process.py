@@ -1,4 +1,4 @@
-"""What keeps ``xmrgate serve``'s process small (issue 29: under 80 MB resident).
+"""What keeps ``xmrgate serve``'s process small (resident memory: the goal is 80 MB).
 
 Two things a serving process would otherwise carry for its whole life (and, in
 ``freeze_startup_objects``, one pause it would otherwise take again and again):
@@ -47,7 +47,7 @@ def freeze_startup_objects() -> None:
     A full collection walks every tracked object: after the start about 140,000
     (modules, the app, its routes and models), 250 ms of CPU on a loaded 2-core machine,
     all of it one pause for the requests waiting; after the freeze it walks only what
-    was made since (issue 29: GET's p99). The frozen objects live as long as the
+    was made since (the pause showed in GET's p99). The frozen objects live as long as the
     process anyway.
     """
     gc.collect()

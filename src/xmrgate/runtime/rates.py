@@ -1,8 +1,8 @@
-"""The exchange rates of fiat prices (issue 19), built from the ``--rate-*`` options.
+"""The exchange rates of fiat prices, built from the ``--rate-*`` options.
 
 One ``RateBook`` per process, shared by every store: a rate does not depend on the
-shop. The processes of one database share the sources' answers through it (issue 26:
-one process asks, every process quotes from the stored answers). ``None`` when
+shop. The processes of one database share the sources' answers through it (one
+process asks, every process quotes from the stored answers). ``None`` when
 ``--rate-currencies`` is empty: fiat prices are then refused with a 400 and nothing is
 fetched.
 """

@@ -1,8 +1,8 @@
-"""The limits of the public forms: the refund claim (issue 20, ``web/refund_page``) and
-"Pay" on a payment link (issue 21, ``web/link_page``).
+"""The limits of the public forms: the refund claim (``web/refund_page``) and "Pay"
+on a payment link (``web/link_page``).
 
 ``PublicLimit`` is one limit of a page (a name, ``limit`` attempts per key in ``window``
-seconds). Where it is counted depends on the app (issue 26):
+seconds). Where it is counted depends on the app:
 
 - with a shared counter (``app.state.flood_counter``: PostgreSQL, set by
   ``runtime/app.py``), in the database, so the limit holds for every worker process and

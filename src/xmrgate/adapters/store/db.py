@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 # Arbitrary but fixed keys of PostgreSQL advisory locks.
 MIGRATION_LOCK_KEY = 0x786D7267_0001
 SYNC_LOCK_KEY = 0x786D7267_0002
-# The exchange rates' leader (issue 26); sync keys all end in 0002, so none is this.
+# The exchange rates' leader; sync keys all end in 0002, so none is this.
 RATES_LOCK_KEY = 0x786D7267_0003
 
 # How each backend names what went wrong: PostgreSQL SQLSTATEs, SQLite error names.

@@ -1,5 +1,5 @@
 """The public pages' flood limits counted in the database (implements
-``core.limit_ports.WindowCounter``; issue 26).
+``core.limit_ports.WindowCounter``).
 
 Counted in each process's memory, ``--workers 4`` allowed four times the limit; here
 every process and host on one PostgreSQL counts in the same row. One row per (limiter,

@@ -1,4 +1,4 @@
-"""A PostgreSQL session advisory lock kept from one call to the next (issue 26).
+"""A PostgreSQL session advisory lock kept from one call to the next.
 
 ``Database.sync_leadership`` takes its lock around each tick and lets it go. The
 exchange rates' leader keeps its lock instead, on a connection of its own, for as long

@@ -7,7 +7,7 @@
   delete, so this only catches rows left by an older version or a manual edit with
   the foreign keys off). That sweep reads every stored transfer, a cost that grows
   with the whole history (250 ms at 1M transfers on PostgreSQL, holding SQLite's
-  write lock meanwhile; issue 17, ``bench/scale.py``), so it runs once per process:
+  write lock meanwhile; ``bench/scale.py``), so it runs once per process:
   on the first pass after a start, which is also the first after an upgrade.
 
 Kept for ever: payment requests, their transfers and pending events (a merchant may

@@ -5,7 +5,7 @@ process about 11 MB of resident memory. ``Database.migrate`` first compares the
 database's revision with the newest file name (``schema_revision``, no Alembic), and
 imports this module only when they differ; ``xmrgate serve`` even runs that upgrade
 in a child process (``runtime/lean_process.py``), so the serving process never holds
-Alembic at all (issue 29).
+Alembic at all.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The tables of the Greenfield facade (issue 28), re-exported by ``tables.py``.
+"""The tables of the Greenfield facade, re-exported by ``tables.py``.
 
 A Greenfield invoice IS a payment request: ``greenfield_invoices`` holds only what
 Greenfield adds to it (its id, the shop's order id and metadata, the amount and currency

@@ -35,7 +35,7 @@ def window_statement(start: int, scope: Scope = None) -> Select[int]:
     The states are listed, not ``state != 'gone'``: only ``state IN (...) AND height >=
     start`` is a range of ``ix_transfers_state_height`` (one per state). With ``!=``
     PostgreSQL read the whole index and SQLite the whole table on every tick, a cost
-    growing with every transfer ever stored (issue 17, ``bench/scale.py``).
+    growing with every transfer ever stored (``bench/scale.py``).
     """
     statement = (
         select(transfers.c.request_id).where(

@@ -165,8 +165,8 @@ async def _event_rows(
                 "store_id": store,
                 "kind": unmatched.UNMATCHED_EVENT,
                 "tx_hash": step.tx_hash,
-                # No callback: a receipt has no request to name one; stores' own
-                # webhooks (a later issue) will deliver these.
+                # No callback: a receipt has no request to name one (GET /events
+                # lists it).
                 "callback_url": None,
                 "payload": json.dumps(unmatched.event_json(shown, height), separators=(",", ":")),
             }

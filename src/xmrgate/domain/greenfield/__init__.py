@@ -1,4 +1,4 @@
-"""BTCPay Server's Greenfield API v1, the pure part (issue 28; shared/greenfield.md).
+"""BTCPay Server's Greenfield API v1, the pure part (docs/greenfield.md).
 
 A second facade over the same ledger: a Greenfield invoice IS an xmrgate payment request.
 These modules translate between Greenfield's words and ours, with no I/O:

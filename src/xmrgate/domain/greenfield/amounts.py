@@ -1,4 +1,4 @@
-"""Greenfield decimal strings, both ways (shared/greenfield.md §0 "Decimal amounts", §2.1, §2.3).
+"""Greenfield decimal strings, both ways (as BTCPay writes and reads them).
 
 BTCPay writes every decimal as a JSON *string* with ``decimal.ToString(InvariantCulture)``:
 plain digits, a point, never an exponent, and the scale the value carries (a .NET decimal

@@ -1,4 +1,4 @@
-"""What a shop plugin asks on ``/api-keys/authorize`` (shared/greenfield.md §1.A A1).
+"""What a shop plugin asks on ``/api-keys/authorize`` (docs/greenfield.md).
 
 BTCPay's query: ``permissions`` (repeated), ``applicationName``, ``applicationIdentifier``,
 ``strict``, ``selectiveStores`` and ``redirect``. ``parse_consent`` reads it once, for

@@ -1,4 +1,4 @@
-"""Greenfield's error bodies, as plain dicts (shared/greenfield.md §0 "Error bodies").
+"""Greenfield's error bodies, as plain dicts.
 
 Greenfield answers a refused field with 422 and a *list* ``[{"path","message"}]`` (not 400,
 whatever its swagger says), and every other error with ``{"code","message"}``. The codes

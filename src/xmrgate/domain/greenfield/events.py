@@ -2,7 +2,7 @@
 
 An event here is what happened to one invoice (its type and the fields only that type
 carries); ``deliveries`` adds the fields of one delivery try. Which events a change makes,
-and in which order, follows BTCPay (shared/greenfield.md §2.1 state-machine table): one
+and in which order, follows BTCPay's invoice state machine: one
 event per state change, in the order BTCPay sends them.
 """
 

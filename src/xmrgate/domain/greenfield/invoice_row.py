@@ -1,4 +1,4 @@
-"""The row Greenfield adds to a payment request (issue 28), before and after it exists.
+"""The row Greenfield adds to a payment request, before and after it exists.
 
 A Greenfield invoice IS a payment request plus one row of ``greenfield_invoices``. The
 row is written in the transaction that inserts its request (one commit: either fails,

@@ -1,4 +1,4 @@
-"""The Greenfield permissions a new store key is made with (issue 28 part 4).
+"""The Greenfield permissions a new store key is made with.
 
 A shop plugin's key is a store key that carries exactly the permissions it was granted
 (``POST /stores/{id}/keys`` with ``permissions``, ``xmrgate store key --permission``,

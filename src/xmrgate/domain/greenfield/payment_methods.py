@@ -1,4 +1,4 @@
-"""The Monero payment method id and its spellings (shared/greenfield.md §2.4).
+"""The Monero payment method id and its spellings.
 
 BTCPay ≥ 2.0 names Monero on-chain ``XMR-CHAIN`` and is lenient when it reads an id
 (BTCPay's ``PaymentMethodId.TryParse``): surrounding blanks are trimmed, the id is split

@@ -2,7 +2,7 @@
 
 A Greenfield payment is one of our transfers (``ledger.Transfer``: one transaction's
 outputs to one subaddress). Its id is ``"{txid}#{accountIndex}#{subaddressIndex}"`` as the
-Monero plugin writes it (issue 28, shared/greenfield.md §2.3), so the same transaction
+Monero plugin writes it, so the same transaction
 paying two invoices gives two payments.
 """
 

@@ -1,9 +1,9 @@
 """``speedPolicy``: how many confirmations a payment needs to count as settled (§2.1).
 
-The Monero plugin (shared/greenfield.md §2.1 "Monero confirmations") asks HighSpeed for 0
+BTCPay's Monero plugin asks HighSpeed for 0
 confirmations (seen in the pool), MediumSpeed 1, LowMediumSpeed 2, LowSpeed 6. A null
 policy on an invoice means the store's default, which is MediumSpeed unless the store
-sets another, as BTCPay's stores do (issue 28).
+sets another, as BTCPay's stores do.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Payment links (issue 21): the merchant's ``/links`` API.
+"""Payment links: the merchant's ``/links`` API.
 
 Thin adapters over ``core/links.py``; the payer's page is ``/l/<slug>``. Writing takes
 the ``receive`` scope (a link makes payment requests), reading takes ``read``. Each key

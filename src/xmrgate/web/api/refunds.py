@@ -1,4 +1,4 @@
-"""Refunds (issue 20): made by the merchant, claimed by the customer, sent or recorded.
+"""Refunds: made by the merchant, claimed by the customer, sent or recorded.
 
 Thin adapters over ``core/refunds.py``; the customer's claim page is ``web/refund_page``.
 Writing takes the ``refund`` scope (operator keys have it); reading takes ``read``.

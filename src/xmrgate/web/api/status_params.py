@@ -1,7 +1,7 @@
 """``GET /receive/:address``'s parameters, declared and read without FastAPI's solving.
 
 The route reads them itself (``web/api/receive.py``: FastAPI's dependency solving was a
-third of the hottest read's CPU, issue 29), so they are documented here as FastAPI
+third of the hottest read's CPU), so they are documented here as FastAPI
 would generate them (``tests/unit/test_status_params.py`` compares both), and ``?min``
 and ``?max`` are validated by the same pydantic rules FastAPI applied to
 ``Annotated[int | None, Query(ge=0, le=2**31 - 1)]``: a bad value raises the same

@@ -59,7 +59,7 @@ class KeyCreate(BaseModel):
     """Body of ``POST /stores/{id}/keys`` (optional: no body means the default scopes).
 
     ``permissions``: Greenfield permission names instead of scopes (a shop plugin's
-    key, issue 28): the key reports exactly these, and gets the scopes they map to.
+    key): the key reports exactly these, and gets the scopes they map to.
     """
 
     model_config = ConfigDict(extra="forbid")

@@ -1,4 +1,4 @@
-"""Unmatched receipts (issue 26): money that reached a subaddress no request owns.
+"""Unmatched receipts: money that reached a subaddress no request owns.
 
 Thin routes over ``core/unmatched.py``: the list and one receipt take ``read``; dismissing
 one takes ``receive`` (the scope that makes and deletes requests: bookkeeping of incoming

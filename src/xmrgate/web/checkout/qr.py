@@ -44,7 +44,7 @@ def qr_svg(data: str, title: str = "") -> str:
     for data no QR code can hold.
     """
     # Imported on the first QR code, not with the app: segno (about 1.5 MB resident)
-    # serves only the customers' pages, which a gateway may never show (issue 29).
+    # serves only the customers' pages, which a gateway may never show.
     import segno
 
     code = segno.make(data, error="m", micro=False)

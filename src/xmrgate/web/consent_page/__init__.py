@@ -1,4 +1,4 @@
-"""The consent page of shop plugins: ``/api-keys/authorize`` (issue 28 part 4, §1.A).
+"""The consent page of shop plugins: ``/api-keys/authorize`` (docs/greenfield.md).
 
 ``page``: rendering (the steps, the auto-posting form); ``routes``: the GET and POST.
 """

@@ -1,7 +1,7 @@
-"""BTCPay Server's Greenfield API v1 as a second facade over the same use cases (issue 28).
+"""BTCPay Server's Greenfield API v1 as a second facade over the same use cases.
 
-The routes live under ``/api/v1`` and answer in Greenfield's shapes (shared/greenfield.md
-§0): its auth header (``token``/``Bearer``), its error bodies, 200 on every success.
+The routes live under ``/api/v1`` and answer in Greenfield's shapes (docs/greenfield.md):
+its auth header (``token``/``Bearer``), its error bodies, 200 on every success.
 They are left out of our OpenAPI schema: the MoneroPay contract the fuzzer holds us to
 stays what it was. The pure translations (permissions, errors, payment method ids) are
 ``domain/greenfield``; this package is the HTTP side only.

@@ -1,7 +1,7 @@
 """Who calls a Greenfield route: the ``Authorization`` header, and what the key may do.
 
 BTCPay reads ``token <key>`` (what its PHP client sends) and ``Bearer <key>``, the scheme
-in any case (shared/greenfield.md §0). The keys are ours, operator keys (``--api-key``)
+in any case (docs/greenfield.md, "Authentication"). The keys are ours, operator keys (``--api-key``)
 and store keys alike; what a key may do in Greenfield's words is derived from its scopes
 (``domain/greenfield/permissions.permissions_for``), limited to its store for a store key.
 """
@@ -29,7 +29,7 @@ def granted_permissions(key: ApiKey) -> tuple[Permission, ...]:
     them: a store key's are limited to its store, an operator key's to none (every store).
 
     The one place that says it, so that a key made with explicit permissions (the consent
-    page, ``POST /stores/{id}/keys``: issue 28 part 4) only has to be answered here:
+    page, ``POST /stores/{id}/keys``) only has to be answered here:
     ``permissions`` on the key wins over what its scopes imply.
     """
     if key.permissions is not None:

@@ -1,4 +1,4 @@
-"""Every failure on an ``/api/v1`` path, in Greenfield's shapes (shared/greenfield.md §0).
+"""Every failure on an ``/api/v1`` path, in Greenfield's shapes (docs/greenfield.md).
 
 ``web/api/errors.py`` stays the one place that installs the handlers; on a Greenfield path
 it hands the failure to this module, which maps our one exception tree

@@ -1,4 +1,4 @@
-"""The public page of a payment link: ``GET`` and ``POST /l/{slug}`` (issue 21).
+"""The public page of a payment link: ``GET`` and ``POST /l/{slug}``.
 
 - ``GET /l/{slug}``: the store's name and colour, the link's title and description, its
   fixed amount (XMR, or a fiat price) or, for an open amount, a field ``amount`` (XMR,

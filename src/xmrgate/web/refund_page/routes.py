@@ -1,4 +1,4 @@
-"""The customer's refund claim page: ``GET`` and ``POST /refund/{token}`` (issue 20).
+"""The customer's refund claim page: ``GET`` and ``POST /refund/{token}``.
 
 - ``GET /refund/{token}``: an open refund's page (the shop, the amount, the reason, the
   expiry) with a plain HTML form asking for a Monero address (field ``address``).
