@@ -146,6 +146,24 @@ class Settings(RateSettings):
     idempotency_ttl: Duration = Field(
         24 * 3600.0, gt=0, description="How long Idempotency-Key answers are kept."
     )
+    idempotency_lease: Duration = Field(
+        10.0,
+        ge=1.0,
+        le=600.0,
+        description=(
+            "How long a running Idempotency-Key stays claimed without its process renewing "
+            "it (every third of this); after that another process answers or takes it over."
+        ),
+    )
+    lookahead_check_interval: Duration = Field(
+        60.0,
+        gt=0,
+        le=86400.0,
+        description=(
+            "Seconds between two full checks that every store account's subaddress table "
+            "reaches the highest index handed out (also at start and after each reopen)."
+        ),
+    )
     retention: Duration = Field(
         90 * 24 * 3600.0,
         gt=0,

@@ -74,3 +74,32 @@ def test_release_frees_a_running_claim_only(on_database: Any, clock: Clock) -> N
         assert again is not None and again.state == "done"
 
     on_database(scenario)
+
+
+def test_a_lease_is_renewed_by_its_owner_and_taken_over_once_expired(
+    on_database: Any, clock: Clock
+) -> None:
+    """One process at a time holds a running key: the owner while it renews, then the
+    first process to take it over after the lease ran out (keeping its reference)."""
+
+    async def scenario(db: Database) -> None:
+        store = IdempotencyStore(db, ttl=TTL, lease=5)
+        assert await store.claim("receive", "k", "h", owner="a", ref="ref-a") is None
+        held = await store.claim("receive", "k", "h", owner="b", ref="ref-b")
+        assert held is not None and held.owner == "a" and held.ref == "ref-a"
+        assert held.lease_until is not None and held.lease_until > clock.now
+        assert await store.take_over("receive", "k", "b") is None  # live lease
+        clock.advance(4)
+        assert await store.renew("receive", "k", "a")
+        clock.advance(4)
+        assert await store.take_over("receive", "k", "b") is None  # renewed: still live
+        clock.advance(2)
+        assert await store.take_over("receive", "k", "b") == "ref-a"
+        assert not await store.renew("receive", "k", "a"), "a lost it"
+        assert await store.take_over("receive", "k", "c") is None, "b holds it now"
+        assert await store.renew("receive", "k", "b")
+        await store.complete("receive", "k", 200, "{}")
+        clock.advance(60)
+        assert await store.take_over("receive", "k", "c") is None, "done: nothing to take"
+
+    on_database(scenario)

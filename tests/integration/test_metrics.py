@@ -101,8 +101,8 @@ def test_metrics_move_with_a_payment_and_its_callbacks(
     assert value(after, "xmrgate_sync_height") > value(before, "xmrgate_sync_height")
     assert value(after, "xmrgate_wallet_height") >= value(after, "xmrgate_sync_height")
     assert delta("xmrgate_sync_tick_duration_seconds_count") > 0
-    assert delta("xmrgate_sync_tick_failures_total") == 0
-    assert value(after, "xmrgate_sync_last_tick_timestamp_seconds") > 0
+    assert delta("xmrgate_sync_tick_failures_total", wallet="main") == 0
+    assert value(after, "xmrgate_sync_last_tick_timestamp_seconds", wallet="main") > 0
     # Callbacks: confirmed + unlocked delivered, the refused first try counted as retrying.
     assert delta("xmrgate_callback_deliveries_total", result="delivered") == 2
     assert delta("xmrgate_callback_deliveries_total", result="retrying") == 1

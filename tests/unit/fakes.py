@@ -8,8 +8,8 @@ The integration tests prove the same behaviour on the real wallet and databases.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from xmrgate.core.wallet_checks import WalletChecks
@@ -135,6 +135,8 @@ class FakePaymentStore:
     transfers: dict[str, list[Any]] = field(default_factory=dict)
     # The Greenfield rows written with their requests, by invoice id.
     invoice_rows: dict[str, GreenfieldInvoice] = field(default_factory=dict)
+    # Idempotency-Key claim reference -> the address of the request made under it.
+    refs: dict[str, str] = field(default_factory=dict)
 
     async def create(
         self,
@@ -151,7 +153,10 @@ class FakePaymentStore:
         price: Quote | None = None,
         link_id: str | None = None,
         greenfield: InvoiceRow | None = None,
+        idempotency_ref: str | None = None,
     ) -> PaymentRequest:
+        if idempotency_ref is not None and idempotency_ref in self.refs:
+            raise AlreadyExists("a row with the same key is already stored")
         if any(r.subaddr_index == subaddr_index for r in self.requests.values()):
             raise SubaddressTaken(f"subaddress index {subaddr_index} is already in use")
         request = PaymentRequest(
@@ -176,7 +181,13 @@ class FakePaymentStore:
                 raise AlreadyExists("a row with the same key is already stored")
             self.invoice_rows[greenfield.id] = greenfield.of_request(request.id)
         self.requests[address] = request
+        if idempotency_ref is not None:
+            self.refs[idempotency_ref] = address
         return request
+
+    async def by_idempotency_ref(self, ref: str) -> PaymentRequest | None:
+        address = self.refs.get(ref)
+        return None if address is None else self.requests.get(address)
 
     async def highest_subaddr_index(self) -> int:
         return max((r.subaddr_index for r in self.requests.values()), default=0)
@@ -254,19 +265,56 @@ class FakeIdempotencyStore:
 
     ``fail_complete`` / ``fail_release``: storing the answer / releasing the key raises
     like a lost database (the key then stays ``running``, as the real row would);
-    ``release_calls`` lists every release asked for, failed ones included.
+    ``release_calls`` lists every release asked for, failed ones included. ``now`` is
+    the clock leases are measured with (moved by the test).
     """
 
     keys: dict[tuple[str, str], StoredAnswer] = field(default_factory=dict)
     fail_complete: bool = False
     fail_release: bool = False
     release_calls: list[tuple[str, str]] = field(default_factory=list)
+    lease: float = 10.0
+    now: datetime = NOW
+    renewals: int = 0
 
-    async def claim(self, endpoint: str, key: str, request_hash: str) -> StoredAnswer | None:
+    async def claim(
+        self, endpoint: str, key: str, request_hash: str, *, owner: str = "", ref: str = ""
+    ) -> StoredAnswer | None:
         found = self.keys.get((endpoint, key))
         if found is None:
-            self.keys[(endpoint, key)] = StoredAnswer(request_hash, "running", None, None, NOW)
+            self.keys[(endpoint, key)] = StoredAnswer(
+                request_hash,
+                "running",
+                None,
+                None,
+                NOW,
+                owner=owner,
+                lease_until=self.now + timedelta(seconds=self.lease),
+                ref=ref,
+            )
         return found
+
+    async def renew(self, endpoint: str, key: str, owner: str) -> bool:
+        old = self.keys.get((endpoint, key))
+        if old is None or old.state != "running" or old.owner != owner:
+            return False
+        self.renewals += 1
+        self.keys[(endpoint, key)] = replace(
+            old, lease_until=self.now + timedelta(seconds=self.lease)
+        )
+        return True
+
+    async def take_over(self, endpoint: str, key: str, owner: str) -> str | None:
+        old = self.keys.get((endpoint, key))
+        if old is None or old.state != "running":
+            return None
+        if old.lease_until is not None and old.lease_until >= self.now:
+            return None
+        ref = old.ref or "ref-of-an-old-claim"
+        self.keys[(endpoint, key)] = replace(
+            old, owner=owner, lease_until=self.now + timedelta(seconds=self.lease), ref=ref
+        )
+        return ref
 
     async def complete(self, endpoint: str, key: str, status: int, body: str) -> None:
         if self.fail_complete:

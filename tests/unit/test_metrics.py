@@ -54,11 +54,16 @@ class Recorder:
 
     calls: list[tuple[str, Any]] = field(default_factory=list)
 
-    def sync_tick(self, *, ran: bool, seconds: float, wallet_height: int | None) -> None:
+    def sync_tick(
+        self, *, ran: bool, seconds: float, wallet_height: int | None, wallet: str = "main"
+    ) -> None:
         self.calls.append(("tick", (ran, wallet_height)))
 
-    def sync_tick_failed(self, seconds: float) -> None:
+    def sync_tick_failed(self, seconds: float, wallet: str = "main") -> None:
         self.calls.append(("tick_failed", None))
+
+    def sync_step_failed(self, step: str, wallet: str = "main") -> None:
+        self.calls.append(("step_failed", (step, wallet)))
 
     def callback_attempt(self, result: str, delay: float | None) -> None:
         self.calls.append(("callback", (result, delay)))

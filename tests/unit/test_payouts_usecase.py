@@ -79,7 +79,7 @@ def _setup(error: BaseException | None, journal_fails: bool) -> tuple[Any, ...]:
 
 
 async def _pay(payouts: Payouts, idem: Idempotency, key: str, caller: str | None = None) -> Any:
-    async def send() -> dict[str, Any]:
+    async def send(_ref: str | None) -> dict[str, Any]:
         result = await payouts.send(DEST, requested_by=caller, idempotency_key=key)
         return {"tx_hash_list": result.tx_hash_list, "amount": result.amount}
 

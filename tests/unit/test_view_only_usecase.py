@@ -104,7 +104,7 @@ def test_refusal_releases_the_idempotency_key() -> None:
     payouts, idem = Payouts(wallet, journal, priority=0, timeout=5), Idempotency(store)
 
     async def pay() -> Any:
-        async def send() -> dict[str, Any]:
+        async def send(_ref: str | None) -> dict[str, Any]:
             result = await payouts.send(DEST, requested_by=None, idempotency_key="k1")
             return {"tx_hash_list": result.tx_hash_list}
 

@@ -128,7 +128,7 @@ class _UseCases:
         self.status, _ = _status(identity, [0.0])
 
     async def pay(self) -> Any:
-        async def send() -> dict[str, Any]:
+        async def send(_ref: str | None) -> dict[str, Any]:
             dest = [Destination(address="9" + "a" * 94, amount=1000)]
             result = await self.payouts.send(dest, requested_by=None, idempotency_key="k")
             return {"tx_hash_list": result.tx_hash_list}
@@ -187,7 +187,7 @@ def test_an_identity_check_without_the_mode_still_refuses() -> None:
 
 
 def test_at_start_payouts_requests_and_balance_wait_for_the_first_check() -> None:
-    """Issue 17: the HTTP app answers about a second before the supervisor's first check;
+    """The HTTP app answers about a second before the supervisor's first check;
     a payout, a request on the wallet and the balance made then wait for that check
     (within the budget) instead of an immediate 503."""
     identity = WalletIdentity()
@@ -287,7 +287,7 @@ def _slow_open(identity: WalletIdentity, opens_for: float) -> Any:
 def test_a_wallet_that_is_slow_to_open_is_waited_for_past_the_wait_budget() -> None:
     """wallet-rpc is back, but opening the wallet takes it longer than ``wait_budget``
     (1-5 s on regtest): the request waits for the attempt under way (``open_budget``)
-    and gets its answer instead of a 503 (the CI failure of stop 23)."""
+    and gets its answer instead of a 503 (a regression seen in CI)."""
     identity = WalletIdentity(unreachable="refused", wait_budget=0.2, open_budget=2.0)
     cases = _UseCases(identity)
 
@@ -353,7 +353,7 @@ def _pooled_requests(identity: WalletIdentity, wallet: FakeWallet) -> PaymentReq
 def test_the_pool_answers_before_the_first_check() -> None:
     """A start with wallet-rpc down: the wallet is not checked yet, but the pooled
     subaddresses were checked against the right wallet when pooled, so POST /receive
-    answers from the pool (issue: 'keeps answering from the pool') without asking it."""
+    keeps answering from the pool without asking it."""
     identity, wallet = WalletIdentity(), FakeWallet()
     created = asyncio.run(_pooled_requests(identity, wallet).create(NewPaymentRequest(amount=1)))
     assert created.address == "8Pooled" and created.subaddr_index == 7

@@ -35,7 +35,7 @@ from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from xmrgate import __version__
-from xmrgate.core.observer import CALLBACK_RESULTS
+from xmrgate.core.observer import CALLBACK_RESULTS, MAIN_WALLET
 from xmrgate.core.overview import REQUEST_STATUSES, DaemonFacts, StoreBreakdown, StoreFacts
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -53,14 +53,24 @@ SYNC_TICK_SECONDS = Histogram(
     buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
     registry=_REGISTRY,
 )
+# Labelled by wallet ("main", or the id of a store on a wallet-rpc of its own): one
+# wallet whose ticks fail must not hide behind another's that succeed.
 SYNC_TICK_FAILURES = Counter(
     "xmrgate_sync_tick_failures",
     "Sync ticks that failed (wallet-rpc or the database did not answer as expected).",
+    ["wallet"],
+    registry=_REGISTRY,
+)
+SYNC_STEP_FAILURES = Counter(
+    "xmrgate_sync_step_failures",
+    "Steps before the sync of transfers that failed and were skipped (the tick went on).",
+    ["wallet", "step"],
     registry=_REGISTRY,
 )
 SYNC_LAST_TICK = Gauge(
     "xmrgate_sync_last_tick_timestamp_seconds",
-    "Unix time of the last sync tick that ran without an error.",
+    "Unix time of the last sync tick of each wallet that ran without an error.",
+    ["wallet"],
     multiprocess_mode="mostrecent",
     registry=_REGISTRY,
 )
@@ -275,17 +285,24 @@ class PrometheusMetrics:
 
     # -- Observer ------------------------------------------------------------------
 
-    def sync_tick(self, *, ran: bool, seconds: float, wallet_height: int | None) -> None:
-        """Time a tick that ran; remember the wallet's height."""
+    def sync_tick(
+        self, *, ran: bool, seconds: float, wallet_height: int | None, wallet: str = MAIN_WALLET
+    ) -> None:
+        """Time a tick that ran; remember the main wallet's height."""
         if ran:
             SYNC_TICK_SECONDS.observe(seconds)
-            SYNC_LAST_TICK.set(time.time())
-        if wallet_height is not None:
+            SYNC_LAST_TICK.labels(wallet).set(time.time())
+        # The gauge is compared with the main wallet's synced height (the alerts).
+        if wallet_height is not None and wallet == MAIN_WALLET:
             WALLET_HEIGHT.set(wallet_height)
 
-    def sync_tick_failed(self, seconds: float) -> None:
-        """Count a failed tick."""
-        SYNC_TICK_FAILURES.inc()
+    def sync_tick_failed(self, seconds: float, wallet: str = MAIN_WALLET) -> None:
+        """Count a failed tick of ``wallet``."""
+        SYNC_TICK_FAILURES.labels(wallet).inc()
+
+    def sync_step_failed(self, step: str, wallet: str = MAIN_WALLET) -> None:
+        """Count a skipped step of ``wallet``'s tick."""
+        SYNC_STEP_FAILURES.labels(wallet, step).inc()
 
     def callback_attempt(self, result: str, delay: float | None) -> None:
         """Count a callback try; time the delivered ones from their event's creation."""

@@ -71,18 +71,20 @@ async def ensure_accounts_lookahead(
     *,
     full: bool,
     extended_before: bool = False,
+    extending: Callable[[], None] = lambda: None,
 ) -> bool:
     """Create the stores' missing accounts and subaddresses; rescan when anything was.
 
     ``full``: also check every account's table (else only the number of accounts: one
     call, and one small read). ``extended_before``: account 0's table was just
-    extended (and saved) without a rescan: this one rescan covers both. True when the
-    wallet was extended (here or before) and rescanned.
+    extended (and saved) without a rescan: this one rescan covers both. ``extending``
+    is called before the first account or subaddress is created. True when the wallet
+    was extended (here or before) and rescanned.
     """
     accounts = [a for a in await source.accounts() if a > 0]
     extended = False
     if accounts:
-        extended = await _extend_accounts(wallet, source, accounts, full=full)
+        extended = await _extend_accounts(wallet, source, accounts, full=full, extending=extending)
     if not (extended or extended_before):
         return False
     await wallet.save()
@@ -93,7 +95,12 @@ async def ensure_accounts_lookahead(
 
 
 async def _extend_accounts(
-    wallet: AccountsWallet, source: StoreAccountsSource, accounts: list[int], *, full: bool
+    wallet: AccountsWallet,
+    source: StoreAccountsSource,
+    accounts: list[int],
+    *,
+    full: bool,
+    extending: Callable[[], None],
 ) -> bool:
     """Create missing accounts (and, when ``full``, missing subaddresses); True if any."""
     count = await wallet.account_count()
@@ -105,6 +112,7 @@ async def _extend_accounts(
             count,
             max(accounts),
         )
+        extending()
         while count <= max(accounts):
             count = await wallet.create_account("xmrgate store") + 1
         extended = full = True
@@ -114,6 +122,7 @@ async def _extend_accounts(
         for account in sorted(accounts):
             highest = highest_by_account.get(account, 0)
             if highest > 0 and not await wallet.has_subaddress(highest, account=account):
+                extending()
                 short.append(account)
                 last = max(i for _, i in await wallet.create_addresses(1, account=account))
                 while last < highest:

@@ -43,7 +43,8 @@ LABEL_GAP = 0.02
 # stopped or hung: requests waiting on an empty pool get 503 instead of waiting on. A
 # busy wallet is not a dead one: wallet-rpc is single-threaded, so a sync tick's refresh
 # or the ``store`` of a large wallet file holds every other call for up to a second or
-# two (issue 17: a 0.75 s rule refused 30 requests of a 260-request burst at once).
+# two (a rule that read a call older than 0.75 s as a hung wallet refused 30 requests of
+# a 260-request burst at once).
 SILENCE = 3.0
 # How often a waiting request looks whether the refill step it waits on went silent.
 STALL_CHECK = 0.05
@@ -340,16 +341,20 @@ async def ensure_lookahead(
     rewind_sync: Callable[[], Awaitable[None]],
     *,
     rescan: bool = True,
+    extending: Callable[[], None] = lambda: None,
 ) -> bool:
     """Make the wallet's subaddress table reach our highest index; rescan if it had to.
 
     Returns True when the table was extended (and the wallet rescanned, and our sync
     rewound to the oldest request so that missed payments are found). ``rescan`` False:
     extend and save only; the caller rewinds and rescans once for several checks.
+    ``extending`` is called before the first subaddress is created: from then on a
+    failure leaves a rescan owed (``core/wallet_checks.py``).
     """
     highest = await store.highest_index()
     if highest == 0 or await wallet.has_subaddress(highest):
         return False
+    extending()
     log.warning(
         "the wallet's subaddress table does not reach index %d (restored wallet?): "
         "extending it and rescanning",

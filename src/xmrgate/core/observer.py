@@ -16,17 +16,26 @@ RETRYING = "retrying"  # failed, another try is scheduled
 FAILED = "failed"  # failed, and no try is left: the event is marked failed
 CALLBACK_RESULTS = (DELIVERED, RETRYING, FAILED)
 
+# The ``wallet`` label of the sync metrics: the main wallet's, or a store's own (its id).
+MAIN_WALLET = "main"
+
 
 class Observer(Protocol):
     """Receives what happened; every method must be cheap and must never raise."""
 
-    def sync_tick(self, *, ran: bool, seconds: float, wallet_height: int | None) -> None:
-        """A tick ended without an error (``ran`` False: another process holds the lock,
-        or the wallet is far behind); ``wallet_height`` is the wallet's height if read."""
+    def sync_tick(
+        self, *, ran: bool, seconds: float, wallet_height: int | None, wallet: str = MAIN_WALLET
+    ) -> None:
+        """A tick of ``wallet`` ended without an error (``ran`` False: another process
+        holds the lock, or the wallet is far behind); ``wallet_height`` if read."""
         ...
 
-    def sync_tick_failed(self, seconds: float) -> None:
-        """A tick raised (wallet or database trouble); the loop goes on."""
+    def sync_tick_failed(self, seconds: float, wallet: str = MAIN_WALLET) -> None:
+        """A tick of ``wallet`` raised (wallet or database trouble); the loop goes on."""
+        ...
+
+    def sync_step_failed(self, step: str, wallet: str = MAIN_WALLET) -> None:
+        """A step before the sync of transfers failed and was skipped; the tick went on."""
         ...
 
     def callback_attempt(self, result: str, delay: float | None) -> None:
@@ -46,11 +55,16 @@ class Observer(Protocol):
 class NullObserver:
     """An observer that records nothing."""
 
-    def sync_tick(self, *, ran: bool, seconds: float, wallet_height: int | None) -> None:
+    def sync_tick(
+        self, *, ran: bool, seconds: float, wallet_height: int | None, wallet: str = MAIN_WALLET
+    ) -> None:
         """Ignore the tick."""
 
-    def sync_tick_failed(self, seconds: float) -> None:
+    def sync_tick_failed(self, seconds: float, wallet: str = MAIN_WALLET) -> None:
         """Ignore the failure."""
+
+    def sync_step_failed(self, step: str, wallet: str = MAIN_WALLET) -> None:
+        """Ignore the skipped step."""
 
     def callback_attempt(self, result: str, delay: float | None) -> None:
         """Ignore the try."""

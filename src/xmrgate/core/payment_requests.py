@@ -76,6 +76,9 @@ class NewPaymentRequest:
     # The tolerance as a percent of the amount (Greenfield's ``paymentTolerance``), taken
     # once the amount is known (after a fiat price's conversion); rounded down.
     tolerance_percent: Decimal | None = None
+    # The Idempotency-Key claim it is made under (``core/idempotency.py``): recorded with
+    # the request, so a process that takes over a dead one's claim finds what it made.
+    idempotency_ref: str | None = None
 
 
 class Pricing(Protocol):
@@ -138,9 +141,13 @@ def request_columns(new: NewPaymentRequest) -> dict[str, object]:
 
 
 def link_column(new: NewPaymentRequest) -> dict[str, Any]:
-    """``{"link_id": ...}`` for a request made by a payment link, else nothing: the
-    API's requests keep their columns (and the pool's cached statements)."""
-    return {} if new.link_id is None else {"link_id": new.link_id}
+    """``{"link_id": ...}`` for a request made by a payment link, and
+    ``{"idempotency_ref": ...}`` for one made under an Idempotency-Key, else nothing:
+    the other requests keep their columns (and the pool's cached statements)."""
+    columns: dict[str, Any] = {} if new.link_id is None else {"link_id": new.link_id}
+    if new.idempotency_ref is not None:
+        columns["idempotency_ref"] = new.idempotency_ref
+    return columns
 
 
 class PaymentRequests:
@@ -313,6 +320,10 @@ class PaymentRequests:
         if found is None:
             raise NotFound("no payment request for this address")
         return found
+
+    async def by_idempotency_ref(self, ref: str) -> PaymentRequest | None:
+        """The request made under an Idempotency-Key claim's reference, if it was made."""
+        return await self._store.by_idempotency_ref(ref)
 
     async def get(self, address: str) -> PaymentRequest:
         """One request; NotFound if none."""

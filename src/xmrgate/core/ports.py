@@ -94,16 +94,23 @@ class PaymentRepository(Protocol):
         price: Quote | None = None,
         link_id: str | None = None,
         greenfield: InvoiceRow | None = None,
+        idempotency_ref: str | None = None,
     ) -> PaymentRequest:
         """Insert; raises SubaddressTaken when the index is already used, and for a
         payment link's request (``link_id``) LinkInactive, LinkUsedUp or MissingReference when
         the link may not make it (decided in the inserting transaction). ``greenfield``:
         a Greenfield invoice's row, inserted with the new request's id in the same
-        transaction (its failure is raised as is, and writes no request)."""
+        transaction (its failure is raised as is, and writes no request).
+        ``idempotency_ref``: the Idempotency-Key claim it is made under (unique:
+        AlreadyExists when a request was made under it already)."""
         ...
 
     async def highest_subaddr_index(self) -> int:
         """The highest subaddress index any request uses (0 when none)."""
+        ...
+
+    async def by_idempotency_ref(self, ref: str) -> PaymentRequest | None:
+        """The request made under an Idempotency-Key claim's reference, if any."""
         ...
 
     async def get(self, address: str) -> PaymentRequest | None:
@@ -168,8 +175,24 @@ class PayoutJournal(Protocol):
 class IdempotencyRepository(Protocol):
     """Stored answers of idempotent requests (``adapters/store/idempotency.py``)."""
 
-    async def claim(self, endpoint: str, key: str, request_hash: str) -> StoredAnswer | None:
-        """Claim a key; None when it was free, else what it holds."""
+    @property
+    def lease(self) -> float:
+        """Seconds a running claim holds without being renewed."""
+        ...
+
+    async def claim(
+        self, endpoint: str, key: str, request_hash: str, *, owner: str = "", ref: str = ""
+    ) -> StoredAnswer | None:
+        """Claim a key for ``owner`` (its work records ``ref``); None when it was free,
+        else what it holds."""
+        ...
+
+    async def renew(self, endpoint: str, key: str, owner: str) -> bool:
+        """Extend ``owner``'s lease on its running claim; False when it is not its any more."""
+        ...
+
+    async def take_over(self, endpoint: str, key: str, owner: str) -> str | None:
+        """Make a running claim whose lease expired ``owner``'s; its ref, or None."""
         ...
 
     async def complete(self, endpoint: str, key: str, status: int, body: str) -> None:

@@ -118,6 +118,7 @@ class CachedPayments:
         price: Quote | None = None,
         link_id: str | None = None,
         greenfield: InvoiceRow | None = None,
+        idempotency_ref: str | None = None,
     ) -> PaymentRequest:
         """Insert (new requests are never cached before they exist)."""
         return await self._store.create(
@@ -133,6 +134,7 @@ class CachedPayments:
             price=price,
             link_id=link_id,
             greenfield=greenfield,
+            idempotency_ref=idempotency_ref,
         )
 
     async def highest_subaddr_index(self) -> int:
@@ -142,3 +144,7 @@ class CachedPayments:
     async def get(self, address: str) -> PaymentRequest | None:
         """One request by address (not cached: rarely read)."""
         return await self._store.get(address)
+
+    async def by_idempotency_ref(self, ref: str) -> PaymentRequest | None:
+        """The request made under a claim's reference (not cached: a dead claim's only)."""
+        return await self._store.by_idempotency_ref(ref)

@@ -18,7 +18,8 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from xmrgate.core.observer import NO_OBSERVER, Observer
+from xmrgate.core.observer import MAIN_WALLET, NO_OBSERVER, Observer
+from xmrgate.core.sync_health import SyncHealthStore, SyncHealthTracker
 from xmrgate.domain import invoice, ledger, unmatched
 from xmrgate.domain.errors import XmrgateError
 from xmrgate.domain.payloads import callback_json, invoice_of
@@ -160,7 +161,11 @@ class SyncEngine:
         may_tick: Callable[[], Awaitable[bool]] | None = None,
         observer: Observer = NO_OBSERVER,
         tick_failed: Callable[[XmrgateError], None] = lambda _exc: None,
+        wallet_name: str = MAIN_WALLET,
+        health: SyncHealthStore | None = None,
     ) -> None:
+        self._wallet_name = wallet_name
+        self._health = SyncHealthTracker(health)
         self._may_tick = may_tick
         self._tick_failed = tick_failed
         self._observer = observer
@@ -350,29 +355,36 @@ class SyncEngine:
             started = time.perf_counter()
             # Cleared before the tick: an announcement during it brings the next one forward.
             self._wake.clear()
+            name = self._wallet_name
+            error: str | None = None
             try:
                 result = await self.tick()
                 self._observer.sync_tick(
                     ran=result.ran,
                     seconds=time.perf_counter() - started,
                     wallet_height=result.height or None,
+                    wallet=name,
                 )
                 if result.seconds > max(5.0, 2 * interval):
                     log.warning("slow sync tick: %.1fs (%s)", result.seconds, result)
                 if failures:
-                    log.info("sync resumed after %d failed ticks", failures)
+                    log.info("sync resumed after %d failed ticks (wallet %s)", failures, name)
                 failures = 0
+                if result.ran:
+                    await self._health.ran()
                 if result.changed:
                     log.debug("tick: %s", result)
             except XmrgateError as exc:
-                failures += 1
-                self._observer.sync_tick_failed(time.perf_counter() - started)
-                log.warning("sync tick failed: %s", exc.message)
+                error = exc.message
+                log.warning("sync tick failed (wallet %s): %s", name, exc.message)
                 self._tick_failed(exc)
-            except Exception:
+            except Exception as exc:
+                error = f"{type(exc).__name__}: {exc}"
+                log.exception("sync tick failed (wallet %s)", name)
+            if error is not None:
                 failures += 1
-                self._observer.sync_tick_failed(time.perf_counter() - started)
-                log.exception("sync tick failed")
+                self._observer.sync_tick_failed(time.perf_counter() - started, name)
+                await self._health.failed(error)
             await _until_either(stop, self._wake, interval)
 
 

@@ -9,10 +9,20 @@ opens a restored wallet by itself, so no reopen is seen here at all. At start an
 after every reopen: whether it is view-only (``WalletMode``).
 A wallet-rpc behind ``--restricted-rpc`` refuses what a tick needs: no tick runs, and
 its mode is asked again every tick until the flag is gone.
+
+The identity and the mode stop the tick when they fail: a tick on the wrong wallet
+would credit another wallet's subaddress N to our request N. The lookahead checks do
+not: a failure is logged, counted (``Observer.sync_step_failed``) and the tick goes on,
+since transfers to the subaddresses the table already holds are still right to credit.
+What the skipped check would have found is found late, not lost: a check that failed
+after it began to extend the table owes the wallet a save, a rewind of the sync and a
+rescan, paid before the next check (an extended table is never seen short again, so
+nothing else would rewind).
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol
@@ -23,11 +33,18 @@ from xmrgate.core.account_lookahead import (
     ensure_accounts_lookahead,
 )
 from xmrgate.core.address_pool import AddressPoolRepository, PoolWallet, ensure_lookahead
+from xmrgate.core.observer import MAIN_WALLET, NO_OBSERVER, Observer
 from xmrgate.core.wallet_mode import WalletMode
 from xmrgate.core.wallet_status import AddressSource, IdentityStore, WalletIdentity, verify_identity
 from xmrgate.domain.errors import WalletRestricted, XmrgateError
 
-# Seconds between two checks of every store account's subaddress table.
+log = logging.getLogger(__name__)
+
+# The ``step`` label of a skipped lookahead check.
+LOOKAHEAD_STEP = "lookahead"
+
+# Seconds between two checks of every store account's subaddress table (the default of
+# ``--lookahead-check-interval``).
 FULL_EVERY = 60.0
 
 
@@ -54,7 +71,15 @@ class WalletChecks:
         accounts: StoreAccountsSource | None = None,
         accounts_wallet: AccountsWallet | None = None,
         clock: Callable[[], float] = time.monotonic,
+        full_every: float = FULL_EVERY,
+        observer: Observer = NO_OBSERVER,
+        wallet_name: str = MAIN_WALLET,
     ) -> None:
+        self._full_every = full_every
+        self._observer = observer
+        self._wallet_name = wallet_name
+        # A lookahead check failed after it began to extend the table: save, rewind, rescan.
+        self._rescan_owed = False
         self._mode = mode
         # Stores on accounts of this wallet: their lookahead too (``account_lookahead``).
         self._accounts = accounts
@@ -83,34 +108,63 @@ class WalletChecks:
                 except WalletRestricted:
                     return False
             self._recheck = False
-        if self._accounts is None or self._accounts_wallet is None:
-            await ensure_lookahead(self._wallet, self._pool, self._rewind_sync)
-        else:
-            # Account 0 extended and saved, then the stores' accounts: ONE rescan for all
-            # (a restore with stores would otherwise rescan the chain twice).
-            account_zero = await ensure_lookahead(
-                self._wallet, self._pool, self._rewind_sync, rescan=False
+        try:
+            await self._lookahead(stale)
+        except Exception as exc:
+            # Skipped, not fatal: see the module docstring.
+            self._observer.sync_step_failed(LOOKAHEAD_STEP, self._wallet_name)
+            log.warning(
+                "the lookahead check of wallet %s failed (%s); syncing without it",
+                self._wallet_name,
+                exc.message if isinstance(exc, XmrgateError) else repr(exc),
+                exc_info=not isinstance(exc, XmrgateError),
             )
-            # Every account's table at start, after a reopen, after account 0 was short,
-            # and once a minute; the number of accounts (one call) before every tick.
-            now = self._clock()
-            full = (
-                stale
-                or account_zero
-                or self._full_check_at is None
-                or now - self._full_check_at >= FULL_EVERY
-            )
-            await ensure_accounts_lookahead(
-                self._accounts_wallet,
-                self._accounts,
-                self._rewind_sync,
-                full=full,
-                extended_before=account_zero,
-            )
-            if full:
-                self._full_check_at = now
+            return True
         self._reopens_seen = self._wallet.reopens
         return True
+
+    async def _lookahead(self, stale: bool) -> None:
+        """Account 0's table, then (the main wallet) every store account's; a failure
+        after an extension began leaves the rescan owed (see the module docstring)."""
+        extending = self._note_extending
+        if self._rescan_owed:
+            await self._wallet.save()
+            await self._rewind_sync()
+            await self._wallet.rescan()
+            self._rescan_owed = False
+        if self._accounts is None or self._accounts_wallet is None:
+            await ensure_lookahead(self._wallet, self._pool, self._rewind_sync, extending=extending)
+            # Whatever this pass extended, it rescanned: nothing is owed any more.
+            self._rescan_owed = False
+            return
+        # Account 0 extended and saved, then the stores' accounts: ONE rescan for all
+        # (a restore with stores would otherwise rescan the chain twice).
+        account_zero = await ensure_lookahead(
+            self._wallet, self._pool, self._rewind_sync, rescan=False, extending=extending
+        )
+        # Every account's table at start, after a reopen, after account 0 was short,
+        # and every ``full_every`` seconds; the number of accounts (one call) every tick.
+        now = self._clock()
+        full = (
+            stale
+            or account_zero
+            or self._full_check_at is None
+            or now - self._full_check_at >= self._full_every
+        )
+        await ensure_accounts_lookahead(
+            self._accounts_wallet,
+            self._accounts,
+            self._rewind_sync,
+            full=full,
+            extended_before=account_zero,
+            extending=extending,
+        )
+        if full:
+            self._full_check_at = now
+        self._rescan_owed = False
+
+    def _note_extending(self) -> None:
+        self._rescan_owed = True
 
     async def wallet_is_ours(self) -> bool:
         """For the address pool, around each batch: the database's wallet is open and not

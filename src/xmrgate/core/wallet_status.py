@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from xmrgate.core.ports import Wallet
+from xmrgate.core.sync_health import SyncTrouble
 from xmrgate.domain.errors import WalletUnavailable
 
 log = logging.getLogger(__name__)
@@ -204,7 +205,11 @@ class WalletStatus:
         max_age: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
         down_message: str | None = None,
+        sync_troubles: Callable[[], Awaitable[list[SyncTrouble]]] | None = None,
     ) -> None:
+        # The wallets' failed sync ticks in a row, as the database records them
+        # (``core/sync_health.py``): a failing one makes /health 503, naming it.
+        self._sync_troubles = sync_troubles
         self._wallet = wallet
         self._probe_wallet = probe_wallet
         self._db_ping = db_ping
@@ -228,14 +233,24 @@ class WalletStatus:
         async with self._lock:  # concurrent callers share one probe
             if self._cached is not None and self._clock() - self._cached[0] < self._max_age:
                 return self._cached[1]
-            wallet_up, db_up = await asyncio.gather(
-                _probe(self._probe_wallet.probe(timeout=PROBE_TIMEOUT)), _probe(self._db_ping())
+            wallet_up, db_up, troubles = await asyncio.gather(
+                _probe(self._probe_wallet.probe(timeout=PROBE_TIMEOUT)),
+                _probe(self._db_ping()),
+                self._read_troubles(),
             )
+            failing = [t for t in troubles if t.failing()]
             message = self._identity.problem
             if message is None and not self._identity.ready.is_set():
                 message = "the gateway has not opened its wallet yet"
             if message is None and not wallet_up:
                 message = self._down_message
+            if message is None and failing:
+                message = "; ".join(
+                    f"the sync of {t.wallet} has failed {t.failures} ticks in a row since "
+                    f"{t.since.isoformat(timespec='seconds')}: payments to it are not being "
+                    f"seen ({t.error})"
+                    for t in failing
+                )
             ok = wallet_up and db_up and message is None
             report = HealthReport(
                 status=200 if ok else 503,
@@ -245,6 +260,15 @@ class WalletStatus:
             )
             self._cached = (self._clock(), report)
             return report
+
+    async def _read_troubles(self) -> list[SyncTrouble]:
+        """The syncs' failure records; none when unreadable (the database probe says why)."""
+        if self._sync_troubles is None:
+            return []
+        try:
+            return await asyncio.wait_for(self._sync_troubles(), timeout=PROBE_TIMEOUT)
+        except Exception:
+            return []
 
 
 async def _probe(check: Awaitable[bool]) -> bool:

@@ -96,3 +96,8 @@ class StoredAnswer:
     status: int | None
     body: str | None
     created_at: datetime
+    # Of a running claim: the process working on it, until when (None: no lease, a
+    # claim made before leases existed), and the reference its work records.
+    owner: str | None = None
+    lease_until: datetime | None = None
+    ref: str | None = None

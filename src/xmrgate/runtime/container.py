@@ -150,7 +150,9 @@ class Services:
             outbox_store=outbox,
             url_guard=url_guard,
             worker=worker,
-            idempotency=Idempotency(IdempotencyStore(db, settings.idempotency_ttl)),
+            idempotency=Idempotency(
+                IdempotencyStore(db, settings.idempotency_ttl, settings.idempotency_lease)
+            ),
             observer=observer,
             operator_keys=operator_keys,
             main=main,

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from xmrgate.adapters.store.address_pool import SqlAddressPool
 from xmrgate.adapters.store.db import Database
 from xmrgate.adapters.store.identity import SqlIdentityStore
+from xmrgate.adapters.store.payments import SYNC_STATE_ID
 from xmrgate.adapters.store.stores_accounts import SqlStoreAccounts
+from xmrgate.adapters.store.sync_health import SqlSyncHealth
 from xmrgate.adapters.store.sync_store import SqlSyncStore
 from xmrgate.adapters.wallet_rpc import WalletClient
 from xmrgate.config import Settings
@@ -75,6 +77,8 @@ def build_main_wallet(
         mode=mode,
         accounts=SqlStoreAccounts(db),
         accounts_wallet=wallet,
+        full_every=settings.lookahead_check_interval,
+        observer=observer,
     )
     signals = ChainSignals.build(settings, wallet)
     sync = SyncEngine(
@@ -88,6 +92,7 @@ def build_main_wallet(
         may_tick=checks.before_tick,
         tick_failed=checks.tick_failed,
         observer=observer,
+        health=SqlSyncHealth(db, SYNC_STATE_ID),
     )
     signals.listen(sync.wake)
     return MainWallet(

@@ -30,6 +30,7 @@ from xmrgate.adapters.store.payments import SYNC_STATE_ID, PaymentStore
 from xmrgate.adapters.store.payouts import PayoutStore
 from xmrgate.adapters.store.received import ReceivedStore
 from xmrgate.adapters.store.refunds import SqlRefundStore
+from xmrgate.adapters.store.sync_health import SqlSyncHealth, SqlSyncTroubles
 from xmrgate.adapters.store.sync_store import SqlSyncStore
 from xmrgate.adapters.store.unmatched import SqlUnmatched
 from xmrgate.adapters.wallet_rpc import WalletClient
@@ -199,6 +200,8 @@ class StoreUnitFactory:
             down_message=None
             if own is None
             else f"the own wallet-rpc of store '{store_id}' does not answer",
+            # The gateway's /health (the default store's) names every failing wallet.
+            sync_troubles=SqlSyncTroubles(self.db, self._sync_id_of(store)).troubles,
         )
         return Gateway(
             payment_requests=requests,
@@ -245,6 +248,14 @@ class StoreUnitFactory:
             ),
         )
 
+    @staticmethod
+    def _sync_id_of(store: Store) -> int | None:
+        """Whose sync troubles a store's /health names: every wallet's for the default
+        store, else the wallet it receives on."""
+        if store.id == DEFAULT_STORE:
+            return None
+        return SYNC_STATE_ID if store.own_wallet is None else store.own_wallet.wallet_no
+
     def _overview(self, store: Store, status: WalletStatus, probe: WalletClient) -> Overview:
         """The default store's is the gateway's (every store's figures, /metrics); any
         other store's shows its own figures only, its wallet's synced height."""
@@ -287,6 +298,8 @@ class StoreUnitFactory:
             SqlAddressPool(self.db, store_id),
             sync_store.rewind_to_oldest_request,
             mode=mode,
+            observer=self.observer,
+            wallet_name=store_id,
         )
         sync = SyncEngine(
             sync_store,
@@ -297,5 +310,7 @@ class StoreUnitFactory:
             may_tick=checks.before_tick,
             tick_failed=checks.tick_failed,
             observer=self.observer,
+            wallet_name=store_id,
+            health=SqlSyncHealth(self.db, own.wallet_no),
         )
         return OwnWalletParts(wallet, client(PROBE_TIMEOUT), identity, mode, checks, sync)

@@ -130,6 +130,7 @@ class PaymentStore:
         price: Quote | None = None,
         link_id: str | None = None,
         greenfield: InvoiceRow | None = None,
+        idempotency_ref: str | None = None,
     ) -> PaymentRequest:
         """Record a new payment request; its creation height is the last synced height.
 
@@ -152,6 +153,7 @@ class PaymentStore:
             "status": status,
             "price": price,
             "link_id": link_id,
+            "idempotency_ref": idempotency_ref,
         }
         if self._store_id is None:
             raise RuntimeError("a payment request is created in a store")
@@ -177,11 +179,20 @@ class PaymentStore:
         except AlreadyExists as exc:
             if inserted:  # the invoice's row broke a key, not the request
                 raise
+            if idempotency_ref is not None and await self.by_idempotency_ref(idempotency_ref):
+                # Another process made it under the same claim (it took over ours).
+                raise AlreadyExists(
+                    "a request was made under this Idempotency-Key already"
+                ) from exc
             # The address or the index is in use.
             raise SubaddressTaken(
                 f"subaddress index {subaddr_index} is already in use by another request"
             ) from exc
-        fields = {name: value for name, value in values.items() if name != "link_id"}
+        fields = {
+            name: value
+            for name, value in values.items()
+            if name not in ("link_id", "idempotency_ref")
+        }
         return PaymentRequest(
             id=row[0],
             created_height=row[1],
@@ -199,6 +210,15 @@ class PaymentStore:
                 )
             ).scalar()
             return int(value or 0)
+
+    async def by_idempotency_ref(self, ref: str) -> PaymentRequest | None:
+        """The request made under an Idempotency-Key claim's reference (in this store)."""
+        query = select(payment_requests).where(payment_requests.c.idempotency_ref == ref)
+        if self._store_id is not None:
+            query = query.where(payment_requests.c.store_id == self._store_id)
+        async with self._db.read() as conn:
+            row = (await conn.execute(query)).mappings().first()
+        return _request(row) if row else None
 
     async def get(self, address: str) -> PaymentRequest | None:
         """The payment request of ``address``, if any."""

@@ -39,7 +39,10 @@ class SqlStoreAccounts:
     async def highest_by_account(self) -> dict[int, int]:
         """Account -> the highest subaddress index in use or pooled in it (0: none).
 
-        One statement; each max is read from the (store_id, subaddr_index) keys.
+        Only the stores on accounts of the main wallet: a store on a wallet-rpc of its
+        own has no account of it (its ``account_index`` is NULL) and its lookahead is its
+        own wallet's check. One statement; each max is read from the (store_id,
+        subaddr_index) keys.
         """
         in_requests = (
             select(func.max(payment_requests.c.subaddr_index))
@@ -52,5 +55,9 @@ class SqlStoreAccounts:
             .scalar_subquery()
         )
         async with self._db.read(autocommit=True) as conn:
-            rows = await conn.execute(select(stores.c.account_index, in_requests, in_pool))
+            rows = await conn.execute(
+                select(stores.c.account_index, in_requests, in_pool).where(
+                    stores.c.account_index.is_not(None)
+                )
+            )
             return {int(a): max(int(r or 0), int(p or 0)) for a, r, p in rows}

@@ -61,6 +61,7 @@ __all__ = [
     "refunds",
     "store_keys",
     "stores",
+    "sync_health",
     "sync_state",
     "transfers",
     "unmatched_receipts",
@@ -73,6 +74,18 @@ sync_state = Table(
     metadata,
     Column("id", Integer, primary_key=True),
     Column("wallet_height", Integer, nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+# Wallets whose sync ticks fail in a row (migration 0020): one row per failing wallet
+# (sync_state's ids), gone once a tick runs again; /health and the overview read it.
+sync_health = Table(
+    "sync_health",
+    metadata,
+    Column("sync_id", Integer, primary_key=True),
+    Column("failures", Integer, nullable=False),
+    Column("last_error", Text, nullable=False),
+    Column("failing_since", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
 )
 
@@ -183,6 +196,11 @@ idempotency_keys = Table(
     Column("response_body", Text, nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("expires_at", DateTime(timezone=True), nullable=False, index=True),
+    # Of a running claim (migration 0020): the process working on it, until when it holds
+    # it unless renewed, and the reference its work records (``core/idempotency.py``).
+    Column("owner", String(64), nullable=True),
+    Column("lease_until", DateTime(timezone=True), nullable=True),
+    Column("ref", String(36), nullable=True),
 )
 
 # The wallet this database belongs to: recorded at the first start (migration 0002).

@@ -141,8 +141,12 @@ payment_requests = Table(
         ForeignKey("links.id", name="fk_payment_requests_link", ondelete="SET NULL"),
         nullable=True,
     ),
+    # The Idempotency-Key claim that made it (migration 0020): a process that finds the
+    # claim's lease expired answers this request instead of making a second one.
+    Column("idempotency_ref", String(36), nullable=True),
     # Accounts of one wallet reuse minor indices: unique within a store.
     UniqueConstraint("store_id", "subaddr_index", name="uq_payment_requests_store_subaddr"),
+    Index("uq_payment_requests_idempotency_ref", "idempotency_ref", unique=True),
     Index("ix_payment_requests_store_created", "store_id", "created_at", "id"),
     Index("ix_payment_requests_store_status_created", "store_id", "status", "created_at", "id"),
     # GET /receive lists newest first, optionally by status; the tick finds due expiries.

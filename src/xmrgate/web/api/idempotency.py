@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import Request
 from fastapi.responses import JSONResponse
 
 from xmrgate.core.gateway import Gateway
-from xmrgate.core.idempotency import Replay
+from xmrgate.core.idempotency import Handler, Recover, Replay
 from xmrgate.domain.stores import DEFAULT_STORE
 from xmrgate.web.api.errors import error_answer
 
@@ -22,11 +21,16 @@ async def idempotent(
     gateway: Gateway,
     endpoint: str,
     body: Any,
-    handler: Callable[[], Awaitable[dict[str, Any]]],
+    handler: Handler,
     *,
     money: bool,
+    recover: Recover | None = None,
 ) -> Any:
-    """Run ``handler`` once per Idempotency-Key and API key; replay the stored answer."""
+    """Run ``handler`` once per Idempotency-Key and API key; replay the stored answer.
+
+    ``handler`` gets the claim's reference to record with what it makes; ``recover``
+    answers from what was made under a reference, when the claim's process died.
+    """
     # Keys are per store too: one Idempotency-Key of an operator on two stores is two payouts.
     scoped = endpoint if gateway.store_id == DEFAULT_STORE else f"{endpoint}@{gateway.store_id}"
     result = await gateway.idempotency.run(
@@ -37,6 +41,7 @@ async def idempotent(
         handler=handler,
         error_answer=error_answer,
         moves_money=money,
+        recover=recover,
     )
     if isinstance(result, Replay):
         return JSONResponse(

@@ -27,7 +27,7 @@ from xmrgate.core.payment_requests import NewPaymentRequest
 from xmrgate.domain.fiat import parse_price
 from xmrgate.domain.money import MAX_AMOUNT, piconero_to_xmr
 from xmrgate.domain.payloads import optional_rfc3339, price_json, rfc3339
-from xmrgate.domain.records import PaymentStatus
+from xmrgate.domain.records import PaymentRequest, PaymentStatus
 from xmrgate.domain.stores import DEFAULT_POS_CONFIRMATIONS
 from xmrgate.web.api.idempotency import idempotent
 from xmrgate.web.api.schemas import FiatPrice, NoNul
@@ -122,28 +122,44 @@ async def create_sale(body: NewSale, request: Request, gateway: GatewayDep) -> A
         # A fiat-priced request lives at most as long as its rate is locked.
         expires_in = min(expires_in, getattr(request.app.state, "rate_lock", expires_in))
 
-    async def create() -> dict[str, Any]:
+    async def create(ref: str | None) -> dict[str, Any]:
         made = await gateway.payment_requests.create(
             NewPaymentRequest(
                 amount=body.amount or 0,
                 price=price,
                 description=body.note or "",
                 expires_in=expires_in,
+                idempotency_ref=ref,
             )
         )
-        return {
-            "address": made.address,
-            "amount": made.amount,
-            "amount_xmr": piconero_to_xmr(made.amount),
-            **price_json(made),
-            "note": made.description,
-            "uri": payment_uri(made.address, made.amount, made.description),
-            "expires_at": optional_rfc3339(made.expires_at),
-        }
+        return sale_answer(made)
+
+    async def recover(ref: str) -> dict[str, Any] | None:
+        made = await gateway.payment_requests.by_idempotency_ref(ref)
+        return None if made is None else sale_answer(made)
 
     return await idempotent(
-        request, gateway, "pos", body.model_dump(exclude_none=True), create, money=False
+        request,
+        gateway,
+        "pos",
+        body.model_dump(exclude_none=True),
+        create,
+        money=False,
+        recover=recover,
     )
+
+
+def sale_answer(made: PaymentRequest) -> dict[str, Any]:
+    """The answer of ``POST /pos/sales``: the request made for the sale."""
+    return {
+        "address": made.address,
+        "amount": made.amount,
+        "amount_xmr": piconero_to_xmr(made.amount),
+        **price_json(made),
+        "note": made.description,
+        "uri": payment_uri(made.address, made.amount, made.description),
+        "expires_at": optional_rfc3339(made.expires_at),
+    }
 
 
 @router.get("/pos/sales/{address}", dependencies=POS)

@@ -67,7 +67,7 @@ async def create_payment_request(
 
     price = None if body.price is None else parse_price(body.price.amount, body.price.currency)
 
-    async def create() -> dict[str, Any]:
+    async def create(ref: str | None) -> dict[str, Any]:
         created = await gateway.payment_requests.create(
             NewPaymentRequest(
                 amount=body.amount or 0,
@@ -77,11 +77,18 @@ async def create_payment_request(
                 return_url=body.return_url,
                 expires_in=body.expires_in,
                 underpay_tolerance=body.underpay_tolerance,
+                idempotency_ref=ref,
             )
         )
         return created_json(created)
 
-    return await idempotent(request, gateway, "receive", body.fingerprint(), create, money=False)
+    async def recover(ref: str) -> dict[str, Any] | None:
+        created = await gateway.payment_requests.by_idempotency_ref(ref)
+        return None if created is None else created_json(created)
+
+    return await idempotent(
+        request, gateway, "receive", body.fingerprint(), create, money=False, recover=recover
+    )
 
 
 @router.get(

@@ -36,7 +36,7 @@ async def send_payout(body: TransferRequest, request: Request, gateway: GatewayD
     409 when the wallet is view-only (no spend key on the server, docs/view-only.md).
     """
 
-    async def send() -> dict[str, Any]:
+    async def send(_ref: str | None) -> dict[str, Any]:
         result = await gateway.payouts.send(
             [Destination(address=d.address, amount=d.amount) for d in body.destinations],
             requested_by=getattr(request.state, "api_key", None)
