@@ -5,15 +5,25 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: dev test unit lint bench install system-deps clean
+# Every dependency's version, transitive ones included, as the tests last passed with.
+LOCK := requirements.lock
 
-# The virtualenv with xmrgate installed editable, its test extras included; redone when
-# pyproject.toml changes.
-$(BIN)/xmrgate: pyproject.toml
+.PHONY: dev test unit lint bench install lock system-deps clean
+
+# The virtualenv with xmrgate installed editable, its test extras included, every
+# dependency at the version of requirements.lock; redone when either file changes.
+$(BIN)/xmrgate: pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q -c $(LOCK) -e '.[test]'
 	touch $@
+
+# Resolve pyproject.toml's ranges again to the newest releases and rewrite
+# requirements.lock (uv's resolver, for every platform); then run make test.
+lock: install
+	$(BIN)/pip install -q uv
+	$(BIN)/uv pip compile pyproject.toml --extra test --universal --python-version 3.11 \
+		--upgrade --no-header -o $(LOCK)
 
 # Make the virtualenv (above) if it is missing or stale.
 install: $(BIN)/xmrgate
