@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from bench import (
+    all_stores_soak,
     callbacks,
     create,
     greenfield,
@@ -31,11 +32,19 @@ BENCHMARKS: dict[str, runner.Benchmark] = {
     greenfield.NAME: greenfield.run,
     greenfield_idle.NAME: greenfield_idle.run,
     greenfield_latency.NAME: greenfield_latency.run,
+    all_stores_soak.NAME: all_stores_soak.run,
 }
 # Run only when named in --only (stores ~10 min on its own, also ``python -m bench.stores``;
 # greenfield also ``python -m bench.greenfield``, greenfield-idle
-# ``python -m bench.greenfield_idle``).
-OPT_IN = {stores.NAME, greenfield.NAME, greenfield_idle.NAME, greenfield_latency.NAME}
+# ``python -m bench.greenfield_idle``; all-stores-soak runs for minutes, 5 by default,
+# also ``python -m bench.all_stores_soak --minutes N``).
+OPT_IN = {
+    stores.NAME,
+    greenfield.NAME,
+    greenfield_idle.NAME,
+    greenfield_latency.NAME,
+    all_stores_soak.NAME,
+}
 
 
 def main(argv: Sequence[str]) -> int:

@@ -45,6 +45,7 @@ HEAVIEST_FIRST = (
     "test_dev_playground.py",
     "test_invoices.py",
     "test_stores.py",
+    "test_all_stores_together.py",
     "test_store_own_wallet.py",
     "test_dev_interrupt.py",
     "test_admin_stores_browser.py",

@@ -178,13 +178,16 @@ class Supervisor:
                 if usable and self._services.settings.address_pool_size:
                     await unit.pool.refill()
                 break
-            except XmrgateError as exc:
-                own.identity.attempt_ended(exc.message)
+            except Exception as exc:
+                # A bug must not end the loop silently (the store would never sync): it
+                # is retried like a wallet that does not answer, with its traceback.
+                own.identity.attempt_ended(_failure(exc))
                 log.warning(
                     "store %s: its wallet-rpc is not usable yet (%s); retrying in %.0fs",
                     unit.store_id,
-                    exc.message,
+                    _failure(exc),
                     delay,
+                    exc_info=not isinstance(exc, XmrgateError),
                 )
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(first_of(self._stop, own.identity.retry), timeout=delay)
@@ -217,14 +220,17 @@ class Supervisor:
                 if usable and s.settings.address_pool_size:
                     await default.pool.refill()
                 break
-            except XmrgateError as exc:
+            except Exception as exc:
                 # Requests waiting for the first check fail fast with this, not after 5 s.
-                identity.attempt_ended(exc.message)
+                # A bug is retried too (with its traceback): an ended task would leave the
+                # gateway without a wallet, /health 503 and nothing in the log.
+                identity.attempt_ended(_failure(exc))
                 log.warning(
                     "wallet-rpc at %s not usable yet (%s); retrying in %.0fs",
                     s.settings.rpc_address,
-                    exc.message,
+                    _failure(exc),
                     delay,
+                    exc_info=not isinstance(exc, XmrgateError),
                 )
             # The back-off, cut short when a request asks for a fresh attempt (wallet-rpc
             # may be back): at most one attempt per RETRY_GAP however many requests ask.
@@ -242,3 +248,8 @@ class Supervisor:
             log.error("wallet-rpc answers but its wallet cannot be used: %s", identity.problem)
         self._start_unit(default)
         await main.sync.run(self._stop, main.signals.interval)
+
+
+def _failure(exc: Exception) -> str:
+    """What a failed start-up attempt says: our errors' message, else the exception."""
+    return exc.message if isinstance(exc, XmrgateError) else f"{type(exc).__name__}: {exc}"
