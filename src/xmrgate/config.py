@@ -116,7 +116,11 @@ class Settings(RateSettings):
         120.0, gt=0, description="Timeout of the wallet-rpc call that sends a payout."
     )
     public_url: str | None = Field(
-        None, description="Public base URL of the gateway (for checkout links behind a proxy)."
+        None,
+        description=(
+            "Public base URL of the gateway, path prefix included (https://shop.example/xmr "
+            "behind a proxy): every link and redirect it hands out starts with it."
+        ),
     )
     checkout: bool = Field(True, description="Serve the hosted checkout page under /pay/.")
     refund_auto_send: bool = Field(
@@ -215,6 +219,24 @@ class Settings(RateSettings):
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValueError("must be an http(s) URL")
         return value
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_base(cls, value: str | None) -> str | None:
+        # Every link handed out starts with it: a query, fragment or missing scheme would
+        # break them all, so it is refused at start rather than served.
+        if not value or not value.strip():
+            return None
+        try:
+            parts = urlsplit(value.strip())
+            _ = parts.port  # a port that is not a number raises ValueError
+        except ValueError as exc:
+            raise ValueError(f"invalid URL: {exc}") from None
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("must be an http(s) URL with a host, e.g. https://shop.example/xmr")
+        if parts.query or parts.fragment or parts.username is not None:
+            raise ValueError("must not carry a query, fragment or credentials")
+        return value.strip().rstrip("/")
 
     @field_validator("daemon_address")
     @classmethod

@@ -166,7 +166,8 @@ def create_app(
     app.state.public_gateway = public_gateway or gateway
     # The administration of stores (web/api/stores.py): not a store's part.
     app.state.store_admin = store_admin
-    # The base of refund claim links (web/api/refunds.py); None: each request's own.
+    # The base of every link and redirect handed out (web/public_url.py); None: each
+    # request's own.
     app.state.public_url = settings.public_url
     # A point-of-sale sale priced in fiat expires with its rate lock (web/api/pos.py).
     app.state.rate_lock = int(settings.rate_lock)

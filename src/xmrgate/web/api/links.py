@@ -25,6 +25,7 @@ from xmrgate.domain.money import MAX_AMOUNT
 from xmrgate.web.api.schemas import FiatPrice, HttpUrlText, NoNul
 from xmrgate.web.api.security import require
 from xmrgate.web.deps import GatewayDep
+from xmrgate.web.public_url import public_base
 
 router = APIRouter(tags=["links"])
 
@@ -88,9 +89,7 @@ class LinkPatch(BaseModel):
 
 def link_url(request: Request, slug: str) -> str:
     """``<public url>/l/<slug>``: ``--public-url`` when set, else this request's base."""
-    public = getattr(request.app.state, "public_url", None)
-    base = public.rstrip("/") if public else str(request.base_url).rstrip("/")
-    return f"{base}/l/{slug}"
+    return f"{public_base(request)}/l/{slug}"
 
 
 def _price(price: FiatPrice | None) -> dict[str, str] | None:

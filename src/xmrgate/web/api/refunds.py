@@ -21,6 +21,7 @@ from xmrgate.domain.refunds import MAX_LIFE, MAX_REASON, Refund, RefundStatus, r
 from xmrgate.web.api.schemas import FiatPrice, NoNul
 from xmrgate.web.api.security import require
 from xmrgate.web.deps import GatewayDep
+from xmrgate.web.public_url import public_base
 
 router = APIRouter(tags=["refunds"])
 
@@ -48,9 +49,7 @@ class RefundPaid(BaseModel):
 
 def claim_url(request: Request, token: str) -> str:
     """``<public url>/refund/<token>``: ``--public-url`` when set, else this request's base."""
-    public = getattr(request.app.state, "public_url", None)
-    base = public.rstrip("/") if public else str(request.base_url).rstrip("/")
-    return f"{base}/refund/{token}"
+    return f"{public_base(request)}/refund/{token}"
 
 
 def _now() -> datetime:

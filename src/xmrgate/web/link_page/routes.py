@@ -35,7 +35,6 @@ import re
 from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
-from urllib.parse import quote, urlsplit
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -66,6 +65,7 @@ from xmrgate.web.public_page import (
     store_gateway,
     utc_now,
 )
+from xmrgate.web.public_url import checkout_path, configured, is_https, public_prefix
 
 #: "Pay" per client (an IPv4 address, an IPv6 /64) in WINDOW seconds. A person pays a
 #: link once or twice; ten a minute leaves room for mistyped amounts and a shared NAT,
@@ -176,18 +176,6 @@ def amount_field(request: Request, body: bytes) -> str | None:
     return form_field(request, body, "amount")
 
 
-def _public_url(request: Request) -> str | None:
-    found: str | None = getattr(request.app.state, "public_url", None)
-    return found.rstrip("/") if found else None
-
-
-def checkout_url(request: Request, address: str) -> str:
-    """The checkout of ``address``: under ``--public-url`` when set, else this server's
-    ``/pay/<address>`` (under the ASGI root path, when one is set)."""
-    base = _public_url(request) or str(request.scope.get("root_path", "")).rstrip("/")
-    return f"{base}/pay/{quote(address, safe='')}"
-
-
 def cookie_name(link: Link) -> str:
     """``xg_link_<link id>``: one cookie per link, only ever sent to this link's page."""
     return COOKIE_PREFIX + link.id
@@ -196,14 +184,7 @@ def cookie_name(link: Link) -> str:
 def cookie_path(request: Request, slug: str) -> str:
     """The path the browser sees this page at: ``/l/<slug>``, under ``--public-url``'s
     path (a gateway behind a proxy under a prefix) or the ASGI root path."""
-    public = _public_url(request)
-    prefix = urlsplit(public).path if public else str(request.scope.get("root_path", ""))
-    return f"{prefix.rstrip('/')}/l/{slug}"
-
-
-def _secure(request: Request) -> bool:
-    public = _public_url(request)
-    return (public or "").lower().startswith("https://") or request.url.scheme == "https"
+    return f"{public_prefix(request)}/l/{slug}"
 
 
 def remembered(request: Request, link: Link) -> str | None:
@@ -269,7 +250,7 @@ def build_router(
             is_open = await still_open(links, link, address, now())
         except XmrgateError:
             return None
-        return checkout_url(request, address) if is_open else None
+        return checkout_path(request, address) if is_open else None
 
     @router.get("/l/{slug:path}", response_class=HTMLResponse, include_in_schema=False)
     async def link_page(slug: str, request: Request, gateway: PublicGatewayDep) -> HTMLResponse:
@@ -292,7 +273,7 @@ def build_router(
         body = await receive_form(
             LINK_PAGE,
             request,
-            public_url=_public_url(request),
+            public_url=configured(request),
             per_client=per_client,
             nothing=NOTHING_MADE,
             elsewhere="Nothing was made. Open the payment link itself and press Pay there.",
@@ -348,14 +329,14 @@ def build_router(
         except XmrgateError as exc:
             return _failure(exc, brand)
         answer = RedirectResponse(
-            checkout_url(request, made.address), status_code=303, headers=security_headers()
+            checkout_path(request, made.address), status_code=303, headers=security_headers()
         )
         answer.set_cookie(
             cookie_name(link),
             made.address,
             max_age=link.fields.expires_in,
             path=cookie_path(request, link.slug),
-            secure=_secure(request),
+            secure=is_https(request),
             httponly=True,
             samesite="lax",
         )
