@@ -25,7 +25,7 @@ from xmrgate.core.sync_health import FAILING_AFTER, SyncTrouble
 from xmrgate.core.wallet_checks import LOOKAHEAD_STEP, WalletChecks
 from xmrgate.core.wallet_mode import WalletMode
 from xmrgate.core.wallet_status import WalletIdentity, WalletStatus
-from xmrgate.domain.errors import DatabaseUnavailable
+from xmrgate.domain.errors import DatabaseUnavailable, WalletTimeout
 
 
 class Accounts:
@@ -260,3 +260,25 @@ def test_health_names_a_wallet_whose_sync_has_failed_in_a_row_with_the_error() -
     assert message is not None
     assert "the sync of the main wallet has failed 7 ticks in a row" in message
     assert "2026-12-02T03:00:00+00:00" in message and "TypeError: x" in message
+
+
+def test_a_rescan_that_times_out_after_the_rewind_is_not_asked_again() -> None:
+    """Rewound, then the rescan call timed out: wallet-rpc goes on rescanning by itself,
+    so the next tick must not start another one (nothing is owed once rewound)."""
+    wallet, recorder, rewinds = AccountsWallet(), Recorder(), []
+    calls = {"rescans": 0}
+
+    async def slow_rescan() -> None:
+        calls["rescans"] += 1
+        if calls["rescans"] == 1:
+            raise WalletTimeout("rescan_blockchain did not answer within 60 s")
+
+    wallet.rescan = slow_rescan  # type: ignore[method-assign]
+    checks = _checks(wallet, Accounts({0: 0, 1: 300}), recorder, rewinds)
+
+    async def two_ticks() -> tuple[bool, bool]:
+        return await checks.before_tick(), await checks.before_tick()
+
+    assert asyncio.run(two_ticks()) == (True, True)
+    assert ("step_failed", (LOOKAHEAD_STEP, "main")) in recorder.calls
+    assert calls["rescans"] == 1 and rewinds == [1]

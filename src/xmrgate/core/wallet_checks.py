@@ -15,9 +15,11 @@ would credit another wallet's subaddress N to our request N. The lookahead check
 not: a failure is logged, counted (``Observer.sync_step_failed``) and the tick goes on,
 since transfers to the subaddresses the table already holds are still right to credit.
 What the skipped check would have found is found late, not lost: a check that failed
-after it began to extend the table owes the wallet a save, a rewind of the sync and a
-rescan, paid before the next check (an extended table is never seen short again, so
-nothing else would rewind).
+after it began to extend the table and before it rewound the sync owes the wallet a
+save, a rewind and a rescan, paid before the next check (an extended table is never
+seen short again, so nothing else would rewind). Once the sync is rewound nothing is
+owed: a rescan that then times out goes on inside wallet-rpc, and asking for another
+would only start it again.
 """
 
 from __future__ import annotations
@@ -125,22 +127,19 @@ class WalletChecks:
 
     async def _lookahead(self, stale: bool) -> None:
         """Account 0's table, then (the main wallet) every store account's; a failure
-        after an extension began leaves the rescan owed (see the module docstring)."""
-        extending = self._note_extending
+        after an extension began and before the rewind leaves the rescan owed."""
+        extending, rewind = self._note_extending, self._rewind_and_settle
         if self._rescan_owed:
             await self._wallet.save()
-            await self._rewind_sync()
+            await rewind()
             await self._wallet.rescan()
-            self._rescan_owed = False
         if self._accounts is None or self._accounts_wallet is None:
-            await ensure_lookahead(self._wallet, self._pool, self._rewind_sync, extending=extending)
-            # Whatever this pass extended, it rescanned: nothing is owed any more.
-            self._rescan_owed = False
+            await ensure_lookahead(self._wallet, self._pool, rewind, extending=extending)
             return
         # Account 0 extended and saved, then the stores' accounts: ONE rescan for all
         # (a restore with stores would otherwise rescan the chain twice).
         account_zero = await ensure_lookahead(
-            self._wallet, self._pool, self._rewind_sync, rescan=False, extending=extending
+            self._wallet, self._pool, rewind, rescan=False, extending=extending
         )
         # Every account's table at start, after a reopen, after account 0 was short,
         # and every ``full_every`` seconds; the number of accounts (one call) every tick.
@@ -154,17 +153,21 @@ class WalletChecks:
         await ensure_accounts_lookahead(
             self._accounts_wallet,
             self._accounts,
-            self._rewind_sync,
+            rewind,
             full=full,
             extended_before=account_zero,
             extending=extending,
         )
         if full:
             self._full_check_at = now
-        self._rescan_owed = False
 
     def _note_extending(self) -> None:
         self._rescan_owed = True
+
+    async def _rewind_and_settle(self) -> None:
+        """Rewind the sync; from then on an extension owes nothing (see the module doc)."""
+        await self._rewind_sync()
+        self._rescan_owed = False
 
     async def wallet_is_ours(self) -> bool:
         """For the address pool, around each batch: the database's wallet is open and not
