@@ -136,7 +136,7 @@ class Settings(RateSettings):
     admin: bool = Field(
         True, description="Serve the merchant dashboard at /admin (its data needs API keys)."
     )
-    # Sized for bursts (issue 17): 200 requests in a row come from the pool, at the
+    # Sized for bursts: 200 requests in a row come from the pool, at the
     # database's speed; past it the wallet's create_address rate (~120-160/s) bounds them.
     address_pool_size: int = Field(
         250,

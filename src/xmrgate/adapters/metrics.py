@@ -162,7 +162,7 @@ def _store_gauges(by_store: StoreBreakdown) -> Iterator[Metric]:
     for store, count in sorted(by_store.pool.items()):
         pool.add_metric([store], count)
     yield pool
-    # Money no request owns (issue 26): every store with a request or a receipt shows,
+    # Money no request owns: every store with a request or a receipt shows,
     # 0 included, so an alert on "> 0" sees the series from the start.
     receipts = GaugeMetricFamily(
         "xmrgate_unmatched_receipts",

@@ -176,7 +176,7 @@ class PaymentRequests:
         # waits up to OPEN_WAIT, since opening or creating the wallet alone takes
         # wallet-rpc 1-5 s (``core/wallet_status.py``).
         self._starting = starting
-        # Fiat prices (issue 19): None when --rate-currencies is empty.
+        # Fiat prices: None when --rate-currencies is empty.
         self._pricing = pricing
         self._rate_lock = rate_lock
         # The store's invoice defaults as last read (they change with PATCH /stores).

@@ -63,10 +63,10 @@ class Supervisor:
             asyncio.create_task(self._refunds(), name="refunds"),
         ]
         if s.announcer is not None:
-            # Greenfield webhooks: each invoice's changes, once, in order (issue 28).
+            # Greenfield webhooks: each invoice's changes, once, in order.
             self._spawn(s.announcer.run(self._stop), "greenfield-announcer")
         if s.rates is not None:
-            # Fetched from the start, never on a request's path (issue 19).
+            # Fetched from the start, never on a request's path.
             self._spawn(s.rates.book.run(self._stop), "exchange-rates")
 
     async def close(self) -> None:

@@ -1,4 +1,4 @@
-"""``/pos``: the point-of-sale screen's API (scope ``pos``, issue 21).
+"""``/pos``: the point-of-sale screen's API (scope ``pos``).
 
 A till is a shared device, so its key holds ``pos`` alone: it may make a sale of its
 store and follow it, nothing else (no ``/receive``, no payouts, no list of requests).

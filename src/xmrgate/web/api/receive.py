@@ -101,7 +101,7 @@ async def get_payment_status(request: Request) -> JSONResponse:
     """Totals and transfers of a payment request, from the database (never the wallet)."""
     # The hottest read: its parameters are read here, in the same order and with the
     # same rules as FastAPI would (scope, store, then ?min/?max), instead of through
-    # FastAPI's dependency solving, a third of this read's CPU (issue 29).
+    # FastAPI's dependency solving, a third of this read's CPU.
     check_scope(request, "read")
     gateway = await get_gateway(request)
     low, high = height_bound(request, "min"), height_bound(request, "max")
@@ -122,7 +122,7 @@ def status_route() -> Route:
     FastAPI's route above stays for the documentation (its parameters are declared there);
     a request is answered by this one: FastAPI's route machinery around an endpoint that
     takes only the request (its matching through the included routers, the request
-    handler, the dependency pass) was 35 us of this read's 80 us in the app (issue 29).
+    handler, the dependency pass) was 35 us of this read's 80 us in the app.
     GET only, as FastAPI's route: Starlette would add HEAD.
     """
     route = Route("/receive/{address}", get_payment_status, methods=["GET"])

@@ -1,4 +1,4 @@
-/* xmrgate dashboard: the Keys page (issue 28; loaded after unmatched.js, before admin.js).
+/* xmrgate dashboard: the Keys page (loaded after unmatched.js, before admin.js).
  * The operator (a key with the 'admin' scope: the store switcher is shown) lists the current
  * store's keys (GET /stores/<id>/keys), makes one (POST, the key answered once) and revokes
  * one (DELETE). A key is made with scopes (our API: a backend, a till) or with BTCPay

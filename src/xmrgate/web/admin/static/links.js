@@ -1,4 +1,4 @@
-/* xmrgate dashboard: payment links (issue 21; loaded after refunds.js, before admin.js).
+/* xmrgate dashboard: payment links (loaded after refunds.js, before admin.js).
  * The Links page lists the store's links with what each made and received, makes new
  * ones (showing the public URL to hand out), turns them off and on, deletes them (a link
  * that made requests is only turned off: the gateway says so), and shows the requests a

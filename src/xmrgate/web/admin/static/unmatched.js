@@ -1,4 +1,4 @@
-/* xmrgate dashboard: unmatched receipts (issue 26; loaded after links.js, before admin.js).
+/* xmrgate dashboard: unmatched receipts (loaded after links.js, before admin.js).
  * Money that reached one of the store's subaddresses that no payment request owns: the
  * Unmatched page lists it (GET /unmatched, newest first, paged with next_cursor), filters
  * it by status, and dismisses a receipt with a note (POST /unmatched/:id/dismiss). The

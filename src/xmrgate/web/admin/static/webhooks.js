@@ -1,4 +1,4 @@
-/* xmrgate dashboard: the Webhooks page (issue 28; after keys.js): a store's webhooks through
+/* xmrgate dashboard: the Webhooks page (after keys.js): a store's webhooks through
  * /api/v1/stores/<id>/webhooks, as on the Keys page (forms in a panel the redraws keep). */
 (function () {
   "use strict";

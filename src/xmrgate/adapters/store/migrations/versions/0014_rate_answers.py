@@ -1,4 +1,4 @@
-"""The exchange rates' stored answers: one rate for the cluster (issue 26).
+"""The exchange rates' stored answers: one rate for the cluster.
 
 Adds ``rate_answers``: one row per (source, currency) with the source's last good
 answer (the rate as an exact decimal text, and when it arrived), why its latest try

@@ -1,11 +1,11 @@
 """The confirmations a store's point of sale waits for, and an open fiat link's minimum.
 
-Adds ``stores.pos_confirmations`` (issue 27): the fewest confirmations before a sale is
+Adds ``stores.pos_confirmations``: the fewest confirmations before a sale is
 "Paid" on the store's POS screens (a device may ask for more, never fewer). NOT NULL
 with the server default 1, the screen's default before this setting, so every existing
 store (the default one included) keeps what its tills did.
 
-Adds ``links.min_price`` (issue 27): the minimum of an open amount typed in the link's
+Adds ``links.min_price``: the minimum of an open amount typed in the link's
 fiat ``currency``, as exact decimal text ("5.00"), so the page shows and checks it in
 that currency. NULL for every existing link (their ``min_amount`` stays in piconero).
 

@@ -1,4 +1,4 @@
-"""Greenfield invoices (issue 28): what BTCPay's API adds to a payment request.
+"""Greenfield invoices: what BTCPay's API adds to a payment request.
 
 Adds ``greenfield_invoices``: one row per invoice made through ``/api/v1``, tied to its
 payment request (deleted with it), with the shop's order id and metadata, the amount

@@ -1,4 +1,4 @@
-"""Greenfield keys and consent (issue 28 part 4): a shop plugin's key and its approval.
+"""Greenfield keys and consent: a shop plugin's key and its approval.
 
 Adds ``store_keys.permissions`` (the Greenfield permission names a key was granted,
 separated by spaces; NULL for every existing key, made with scopes) and

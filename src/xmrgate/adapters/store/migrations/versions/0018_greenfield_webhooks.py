@@ -1,4 +1,4 @@
-"""Greenfield store webhooks (issue 28 part 3): where a shop is told of its invoices.
+"""Greenfield store webhooks: where a shop is told of its invoices.
 
 Adds ``greenfield_webhooks`` (a store's webhooks: URL, secret, on or off, automatic
 redelivery, which events), ``events.webhook_id`` (a delivery of a webhook is an event of

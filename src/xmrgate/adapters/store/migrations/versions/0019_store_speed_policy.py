@@ -1,6 +1,6 @@
 """A store's default speed policy for its Greenfield invoices.
 
-Adds ``stores.speed_policy`` (issue 28): the confirmations a Greenfield invoice made
+Adds ``stores.speed_policy``: the confirmations a Greenfield invoice made
 without ``checkout.speedPolicy`` needs, as one of BTCPay's names (``HighSpeed`` 0,
 ``MediumSpeed`` 1, ``LowMediumSpeed`` 2, ``LowSpeed`` 6). NOT NULL with the server
 default ``MediumSpeed``, what every such invoice needed before this setting, so every
